@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package pollfab needs to build, test, run the demo and the benchmarks.
+# Idempotent: installs only what is missing. Needs root (or sudo) and Debian's package registry.
+set -euo pipefail
+
+PKGS=(
+  build-essential g++ meson ninja-build pkg-config python3 git
+  libfabric-dev libfabric1 libfabric-bin
+  dpdk dpdk-dev libdpdk-dev
+  libhwloc-dev hwloc
+  libtomlplusplus-dev libcli11-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
+  iproute2 bridge-utils procps psmisc util-linux
+  clang libclang-rt-14-dev
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PKGS[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,129 @@
+// Engine construction, peers, timers and progress. Send side: engine_tx.cpp; receive side:
+// engine_rx.cpp.
+#include <random>
+
+#include "lib/util/bits.hpp"
+#include "transport/engine_impl.hpp"
+
+namespace pollfab::transport {
+
+Engine::Engine(const EngineConfig& cfg, PacketIo& io, Clock& clock, CompletionSink& sink)
+    : cfg_(cfg), io_(io), clock_(clock), sink_(sink) {
+  cfg_.window_pkts = util::next_pow2(std::clamp<uint32_t>(cfg_.window_pkts, 8, 4096));
+  wmask_ = cfg_.window_pkts - 1;
+  if (cfg_.epoch == 0) {
+    std::random_device rd;
+    do cfg_.epoch = rd(); while (cfg_.epoch == 0);
+  }
+  uint32_t maxpkt = io_.max_packet_bytes();
+  seg_bytes_ = maxpkt > wire::kHeaderBytes ? maxpkt - uint32_t(wire::kHeaderBytes) : 0;
+  if (!cfg_.reliable) cfg_.max_msg_size = std::min<uint64_t>(cfg_.max_msg_size, seg_bytes_);
+  cfg_.max_msg_size = std::min<uint64_t>(cfg_.max_msg_size, 0xffffffffull);
+  cfg_.inject_size = std::min<uint32_t>(cfg_.inject_size, uint32_t(cfg_.max_msg_size));
+  send_pool_.reset(std::max<uint32_t>(cfg_.tx_size, 1));
+  recv_pool_.reset(std::max<uint32_t>(cfg_.rx_size, 1));
+  // One inject buffer per send slot, so an inject never waits for a buffer.
+  inject_arena_ = std::make_unique<uint8_t[]>(size_t(send_pool_.capacity()) * cfg_.inject_size + 1);
+  std::vector<SendMsg*> all;
+  while (SendMsg* m = send_pool_.get()) all.push_back(m);
+  for (size_t i = 0; i < all.size(); ++i) all[i]->inject = inject_arena_.get() + i * cfg_.inject_size;
+  for (auto it = all.rbegin(); it != all.rend(); ++it) send_pool_.put(*it);
+}
+
+Engine::~Engine() {
+  for (auto& pp : peers_) {
+    Peer& p = *pp;
+    if (p.held) {
+      for (uint32_t i = 0; i < cfg_.window_pkts; ++i)
+        if (p.held[i].data) io_.free(&p.held[i], 1);
+    }
+  }
+  for (auto& pp : peers_) {  // claimed messages still arriving are no longer listed
+    if (pp->cur_unex && !pp->cur_unex->listed) free_unexpected(pp->cur_unex);
+    pp->cur_unex = nullptr;
+  }
+  for (auto& l : unexpected_)
+    while (UnexEntry* u = l.front()) free_unexpected(u);
+  if (txq_len_) io_.free(txq_, txq_len_);
+  if (alloc_cache_len_) io_.free(alloc_cache_, alloc_cache_len_);
+}
+
+PeerId Engine::create_peer(const PeerAddr& addr) {
+  if (peers_.size() >= cfg_.max_peers) return kNoPeer;
+  auto p = std::make_unique<Peer>();
+  p->addr = addr;
+  io_.resolve(addr.host, p->route);
+  p->rto_ns = cfg_.rto_initial_ns;
+  if (cfg_.reliable) {
+    p->txw = std::make_unique<TxSlot[]>(cfg_.window_pkts);
+    p->held = std::make_unique<PacketBuf[]>(cfg_.window_pkts);
+  }
+  PeerId id = static_cast<PeerId>(peers_.size());
+  peers_.push_back(std::move(p));
+  peer_index_.emplace(addr, id);
+  return id;
+}
+
+PeerId Engine::peer(const PeerAddr& addr) {
+  auto it = peer_index_.find(addr);
+  if (it != peer_index_.end()) return it->second;
+  return create_peer(addr);
+}
+
+PeerId Engine::find_peer(const PeerAddr& addr) const noexcept {
+  auto it = peer_index_.find(addr);
+  return it == peer_index_.end() ? kNoPeer : it->second;
+}
+
+const PeerAddr& Engine::peer_addr(PeerId id) const noexcept { return peers_[id]->addr; }
+void Engine::set_peer_user(PeerId id, uint64_t user) noexcept {
+  if (id < peers_.size()) peers_[id]->user = user;
+}
+uint64_t Engine::peer_user(PeerId id) const noexcept {
+  return id < peers_.size() ? peers_[id]->user : ~0ull;
+}
+
+uint32_t Engine::held_packets() const noexcept {
+  uint32_t n = 0;
+  for (auto& p : peers_) n += p->held_count;
+  return n;
+}
+
+void Engine::note_ack_pending(Peer& p) noexcept {
+  if (p.ack_pending++ == 0) p.ack_deadline_ns = clock_.now_ns() + cfg_.ack_delay_ns;
+}
+
+void Engine::progress() noexcept {
+  if (cfg_.reliable) {
+    uint64_t now = clock_.now_ns();
+    for (auto& pp : peers_) {
+      Peer& p = *pp;
+      if (p.rto_deadline_ns && now >= p.rto_deadline_ns) on_rto(p, now);
+      if (p.sq_next) pump(p);
+      if (p.ack_pending &&
+          (p.ack_now || p.ack_pending >= cfg_.ack_coalesce_pkts || now >= p.ack_deadline_ns))
+        send_ack(p);
+    }
+  }
+  flush();
+}
+
+uint64_t Engine::next_deadline_ns() const noexcept {
+  uint64_t d = UINT64_MAX;
+  for (auto& pp : peers_) {
+    const Peer& p = *pp;
+    if (p.rto_deadline_ns) d = std::min(d, p.rto_deadline_ns);
+    if (p.ack_pending) d = std::min(d, p.ack_now ? 0 : p.ack_deadline_ns);
+  }
+  if (txq_len_) d = 0;
+  return d;
+}
+
+bool Engine::busy() const noexcept {
+  if (txq_len_) return true;
+  for (auto& pp : peers_)
+    if (pp->sq_head || pp->ack_pending) return true;
+  return false;
+}
+
+}  // namespace pollfab::transport

@@ -1,0 +1,198 @@
+// Engine: pollfab's reliable transport for one endpoint (v1).
+//
+// One Engine serves one OFI endpoint. It knows neither DPDK nor libfabric: it sees packets
+// through PacketIo, time through Clock, and reports completions to a CompletionSink.
+//
+// Reliable mode (FI_EP_RDM), per peer:
+//   send window   = [snd_una, snd_nxt), snd_nxt - snd_una <= window_pkts
+//   receive window= [rcv_nxt, rcv_nxt + window_pkts); packets above rcv_nxt are held (not
+//                   copied) until the gap fills, then delivered in PSN order
+//   ACK           = cumulative ack_psn (= rcv_nxt) + 64-bit SACK bitmap of held packets, sent on
+//                   every data packet (piggybacked) or standalone after ack_coalesce_pkts
+//                   packets, after ack_delay_ns, or at once on a duplicate / out-of-order packet
+//   retransmission= RTO per peer (RFC 6298 estimator, Karn's rule, exponential backoff between
+//                   rto_min and rto_max) resends un-SACKed packets; 3 SACKed packets above a hole
+//                   trigger one fast retransmit of the holes per window (recover point)
+//   segmentation  = messages are cut into segments of max_packet_bytes - header; the receiver
+//                   copies each segment straight into the matched receive buffer at its offset
+//   epochs        = each engine has a random incarnation number; a peer whose epoch changes is
+//                   reset (its pending sends fail with IoError) and packets addressed to an
+//                   older incarnation of this engine are dropped
+// Datagram mode (FI_EP_DGRAM): one packet per message, no ACKs, no retransmission; a datagram
+// with no posted receive is dropped and counted.
+//
+// Receive matching: posted receives and unexpected messages are kept in FIFO order in two
+// classes (untagged, tagged); a message matches the first receive whose source is any or the
+// sender and, for tagged, whose (tag ^ msg tag) & ~ignore == 0. Unexpected messages are
+// buffered up to max_unexpected_bytes; beyond that the packet is not acknowledged and the
+// sender retransmits later (bounded memory, back-pressure through the RTO).
+//
+// Thread-safety: none. The owner (endpoint/domain) serialises all calls.
+// Hot path: send/recv/on_packet/progress allocate nothing (pools are sized at construction)
+// except the buffer of an unexpected message larger than kInlineUnexpectedBytes.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "lib/util/intrusive_list.hpp"
+#include "lib/util/pool.hpp"
+#include "lib/util/seq.hpp"
+#include "lib/util/status.hpp"
+#include "transport/clock.hpp"
+#include "transport/ops.hpp"
+#include "transport/packet_io.hpp"
+#include "transport/wire.hpp"
+
+namespace pollfab::transport {
+
+using util::Seq32;
+using util::Status;
+
+struct EngineConfig {
+  bool reliable = true;                  // RDM (true) or DGRAM (false)
+  uint16_t ep_id = 0;                    // this endpoint's id (pollfab header src_ep)
+  uint32_t epoch = 0;                    // incarnation; 0 = pick a random one
+  uint32_t window_pkts = 256;            // power of two, 8..4096
+  uint32_t ack_coalesce_pkts = 16;       // standalone ACK after this many unacked packets
+  uint64_t ack_delay_ns = 20'000;        // standalone ACK if nothing piggybacked it by then
+  uint64_t rto_min_ns = 100'000;
+  uint64_t rto_max_ns = 100'000'000;
+  uint64_t rto_initial_ns = 1'000'000;
+  uint32_t tx_size = 1024;               // sends in flight (pool size)
+  uint32_t rx_size = 1024;               // posted receives (pool size)
+  uint32_t inject_size = 1024;           // bytes copied at post time for kOpInject
+  uint64_t max_msg_size = 0xffffffffull; // bytes
+  uint64_t max_unexpected_bytes = 64ull << 20;
+  uint32_t max_peers = 4096;
+};
+
+struct EngineStats {
+  uint64_t tx_pkts = 0, tx_bytes = 0, rx_pkts = 0, rx_bytes = 0;
+  uint64_t retx_pkts = 0, rto_events = 0, fast_retx_events = 0;
+  uint64_t acks_tx = 0, acks_rx = 0;
+  uint64_t dup_pkts = 0, ooo_pkts = 0, drop_window = 0, drop_unexpected_full = 0;
+  uint64_t drop_no_recv = 0, drop_stale_epoch = 0, drop_unknown_peer = 0, drop_protocol = 0;
+  uint64_t peer_resets = 0;
+  uint64_t srtt_ns = 0;  // smoothed RTT of the most recently sampled peer
+};
+
+class Engine {
+ public:
+  // The engine keeps references to io, clock and sink; they must outlive it.
+  Engine(const EngineConfig& cfg, PacketIo& io, Clock& clock, CompletionSink& sink);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const EngineConfig& config() const noexcept { return cfg_; }
+  uint32_t epoch() const noexcept { return cfg_.epoch; }
+  // Payload bytes one packet carries (max_packet_bytes - header).
+  uint32_t segment_bytes() const noexcept { return seg_bytes_; }
+
+  // Returns the peer for addr, creating its state if new. kNoPeer if max_peers is reached.
+  PeerId peer(const PeerAddr& addr);
+  // Returns the peer for addr or kNoPeer (never creates).
+  PeerId find_peer(const PeerAddr& addr) const noexcept;
+  const PeerAddr& peer_addr(PeerId id) const noexcept;
+  // Provider tag for a peer (e.g. its fi_addr), reported in receive completions.
+  void set_peer_user(PeerId id, uint64_t user) noexcept;
+  uint64_t peer_user(PeerId id) const noexcept;
+
+  // Posts a send. Returns Ok (accepted; completes through the sink), NoResource (retry after
+  // progress), TooBig (length > max_msg_size, or > inject_size for kOpInject, or > one
+  // segment in datagram mode), Invalid (unknown peer or iov_count > kMaxIov).
+  Status send(const SendOp& op) noexcept;
+  // Posts a receive. Returns Ok, NoResource, Invalid.
+  Status recv(const RecvOp& op) noexcept;
+
+  // Feeds one received packet whose pollfab header is at pkt.data (pkt.len bytes) and whose
+  // sender's host address is pkt.src. Takes ownership of pkt (freed or held).
+  void on_packet(PacketBuf& pkt) noexcept;
+  // Runs timers (retransmission, delayed ACKs), sends what the windows allow, flushes.
+  void progress() noexcept;
+  // Earliest time (ns) at which progress() has timer work; UINT64_MAX if none.
+  uint64_t next_deadline_ns() const noexcept;
+  // True if sends are queued or in flight, or packets are waiting for the link.
+  bool busy() const noexcept;
+
+  const EngineStats& stats() const noexcept { return stats_; }
+  // Objects in use (tests check for leaks at quiescence).
+  uint32_t sends_in_use() const noexcept { return send_pool_.in_use(); }
+  uint32_t recvs_in_use() const noexcept { return recv_pool_.in_use(); }
+  uint32_t unexpected_in_use() const noexcept { return unex_count_; }
+  uint32_t held_packets() const noexcept;
+  // Tx buffers allocated in a burst and kept for the next packets (not leaked).
+  uint32_t cached_packets() const noexcept { return alloc_cache_len_; }
+
+  static constexpr uint32_t kInlineUnexpectedBytes = 256;
+  static constexpr uint32_t kTxQueue = 64;
+
+ private:
+  struct SendMsg;
+  struct RecvEntry;
+  struct UnexEntry;
+  struct TxSlot;
+  struct Peer;
+
+  Peer& P(PeerId id) noexcept { return *peers_[id]; }
+  PeerId create_peer(const PeerAddr& addr);
+
+  // tx side (engine_tx.cpp)
+  Status send_dgram(const SendOp& op, uint64_t len) noexcept;
+  void pump(Peer& p) noexcept;
+  bool emit_segment(Peer& p, SendMsg& m, uint32_t offset, uint32_t len, Seq32 psn,
+                    bool retransmit) noexcept;
+  void fill_ack(Peer& p, wire::Header& h) noexcept;
+  void send_ack(Peer& p) noexcept;
+  void on_ack(Peer& p, const wire::Header& h) noexcept;
+  void retransmit(Peer& p, Seq32 from, Seq32 to) noexcept;
+  void on_rto(Peer& p, uint64_t now) noexcept;
+  void complete_send(SendMsg* m, Status st) noexcept;
+  void reset_peer(Peer& p, PeerId pid, Status st) noexcept;
+  bool alloc_pkt(PacketBuf& out) noexcept;
+  bool enqueue_tx(PacketBuf& pkt) noexcept;
+  void flush() noexcept;
+
+  // rx side (engine_rx.cpp)
+  void on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h) noexcept;
+  void on_dgram(PacketBuf& pkt, const wire::Header& h) noexcept;
+  bool deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
+  void drain_held(Peer& p, PeerId pid) noexcept;
+  RecvEntry* match_posted(PeerId pid, bool tagged, uint64_t tag) noexcept;
+  void finish_recv(RecvEntry* r, PeerId pid, uint32_t msg_len, uint32_t flags, uint64_t tag,
+                   uint64_t data, Status st) noexcept;
+  void finish_unexpected(UnexEntry* u) noexcept;
+  void free_unexpected(UnexEntry* u) noexcept;
+  void note_ack_pending(Peer& p) noexcept;
+  void abort_current(Peer& p, PeerId pid) noexcept;
+
+  EngineConfig cfg_;
+  PacketIo& io_;
+  Clock& clock_;
+  CompletionSink& sink_;
+  uint32_t seg_bytes_ = 0;
+  uint32_t wmask_ = 0;
+
+  std::vector<std::unique_ptr<Peer>> peers_;
+  std::unordered_map<PeerAddr, PeerId, PeerAddrHash> peer_index_;
+  PeerId last_rx_peer_ = kNoPeer;
+
+  util::ObjectPool<SendMsg> send_pool_;
+  std::unique_ptr<uint8_t[]> inject_arena_;
+  util::ObjectPool<RecvEntry> recv_pool_;
+  util::IntrusiveList<RecvEntry> posted_[2];    // [0] untagged, [1] tagged
+  util::IntrusiveList<UnexEntry> unexpected_[2];
+  uint32_t unex_count_ = 0;
+  uint64_t unex_bytes_ = 0;
+
+  PacketBuf txq_[kTxQueue];
+  uint16_t txq_len_ = 0;
+  PacketBuf alloc_cache_[32];
+  uint16_t alloc_cache_len_ = 0;
+
+  EngineStats stats_;
+};
+
+}  // namespace pollfab::transport

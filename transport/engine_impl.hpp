@@ -1,0 +1,117 @@
+// Engine internals shared by engine.cpp, engine_tx.cpp and engine_rx.cpp (not a public header).
+#pragma once
+#include <algorithm>
+#include <cstring>
+
+#include "transport/engine.hpp"
+
+namespace pollfab::transport {
+
+// One message being sent: queued, segmented, in flight, until all its packets are acked.
+struct Engine::SendMsg {
+  SendOp op;
+  uint64_t len = 0;
+  uint32_t next_offset = 0;  // bytes already cut into segments
+  Seq32 last_psn;            // PSN of the final segment, valid once segmented
+  bool segmented = false;
+  uint8_t* inject = nullptr; // this slot's inject buffer (inject_size bytes)
+  SendMsg* next = nullptr;   // peer FIFO
+};
+
+// A posted receive.
+struct Engine::RecvEntry {
+  RecvOp op;
+  uint64_t cap = 0;          // bytes the iov holds
+  uint32_t received = 0;     // bytes of the current message seen (copied or truncated)
+  RecvEntry* prev = nullptr;
+  RecvEntry* next = nullptr;
+};
+
+// A message that arrived before a matching receive was posted.
+struct Engine::UnexEntry {
+  PeerId peer = kNoPeer;
+  uint32_t flags = 0;        // wire flags of the first segment (kTagged, kCqData)
+  uint64_t tag = 0, cq_data = 0;
+  uint32_t msg_len = 0;
+  uint32_t received = 0;
+  bool complete = false;
+  RecvEntry* claimed = nullptr;  // a receive posted while the message was still arriving
+  uint8_t* buf = nullptr;        // msg_len bytes: inline_buf or malloc'd
+  uint8_t inline_buf[Engine::kInlineUnexpectedBytes];
+  UnexEntry* prev = nullptr;
+  UnexEntry* next = nullptr;
+  bool listed = false;           // in unexpected_[] (false once claimed)
+};
+
+struct Engine::TxSlot {
+  SendMsg* msg = nullptr;
+  uint32_t offset = 0;
+  uint32_t len = 0;
+  uint64_t sent_ns = 0;
+  uint16_t tx_count = 0;
+  bool sacked = false;
+};
+
+struct Engine::Peer {
+  PeerAddr addr;
+  Route route;
+  uint64_t user = ~0ull;
+  uint32_t remote_epoch = 0;
+
+  // send side
+  Seq32 snd_una, snd_nxt;
+  std::unique_ptr<TxSlot[]> txw;  // window_pkts slots indexed by psn & mask
+  SendMsg* sq_head = nullptr;     // FIFO of messages not yet fully acknowledged
+  SendMsg* sq_tail = nullptr;
+  SendMsg* sq_next = nullptr;     // first message with segments left to send
+  uint64_t srtt_ns = 0, rttvar_ns = 0, rto_ns = 0;
+  bool rtt_valid = false;
+  uint32_t backoff = 0;
+  uint64_t rto_deadline_ns = 0;   // 0 = timer not armed
+  bool in_recovery = false;
+  Seq32 recover;
+
+  // receive side
+  Seq32 rcv_nxt;
+  std::unique_ptr<PacketBuf[]> held;  // window_pkts slots, data == nullptr when empty
+  uint32_t held_count = 0;
+  RecvEntry* cur_recv = nullptr;      // message being reassembled into a posted receive
+  UnexEntry* cur_unex = nullptr;      // ... or into an unexpected buffer
+  uint32_t cur_msg_len = 0, cur_flags = 0;
+  uint64_t cur_tag = 0, cur_data = 0;
+  uint32_t ack_pending = 0;           // packets received but not yet acknowledged
+  uint64_t ack_deadline_ns = 0;
+  bool ack_now = false;
+
+  uint32_t inflight() const noexcept { return static_cast<uint32_t>(snd_nxt - snd_una); }
+};
+
+// Copies len bytes from src into the iov list at byte offset off (clipped to the iov).
+inline void copy_to_iov(const iovec* iov, uint32_t cnt, uint64_t off, const uint8_t* src,
+                        uint64_t len) noexcept {
+  for (uint32_t i = 0; i < cnt && len; ++i) {
+    if (off >= iov[i].iov_len) { off -= iov[i].iov_len; continue; }
+    uint64_t n = std::min<uint64_t>(len, iov[i].iov_len - off);
+    std::memcpy(static_cast<uint8_t*>(iov[i].iov_base) + off, src, n);
+    src += n; len -= n; off = 0;
+  }
+}
+
+// Copies len bytes at byte offset off of the iov list into dst.
+inline void copy_from_iov(const iovec* iov, uint32_t cnt, uint64_t off, uint8_t* dst,
+                          uint64_t len) noexcept {
+  for (uint32_t i = 0; i < cnt && len; ++i) {
+    if (off >= iov[i].iov_len) { off -= iov[i].iov_len; continue; }
+    uint64_t n = std::min<uint64_t>(len, iov[i].iov_len - off);
+    std::memcpy(dst, static_cast<const uint8_t*>(iov[i].iov_base) + off, n);
+    dst += n; len -= n; off = 0;
+  }
+}
+
+inline uint64_t iov_bytes(const iovec* iov, uint32_t cnt) noexcept {
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < cnt; ++i) n += iov[i].iov_len;
+  return n;
+}
+
+}  // namespace pollfab::transport

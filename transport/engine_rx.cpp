@@ -1,0 +1,308 @@
+// Engine receive side: packet validation and demux to peers, in-order delivery with a
+// reorder window, duplicate suppression, reassembly into posted receives, receive matching
+// and the unexpected-message queue.
+#include <cstdlib>
+#include <new>
+
+#include "transport/engine_impl.hpp"
+
+namespace pollfab::transport {
+
+Status Engine::recv(const RecvOp& op) noexcept {
+  if (op.iov_count > kMaxIov) return Status::Invalid;
+  if (op.peer != kAnyPeer && op.peer >= peers_.size()) return Status::Invalid;
+  RecvEntry* r = recv_pool_.get();
+  if (!r) return Status::NoResource;
+  r->op = op;
+  r->cap = iov_bytes(op.iov, op.iov_count);
+  r->received = 0;
+  const int cls = (op.flags & kOpTagged) ? 1 : 0;
+  for (UnexEntry* u = unexpected_[cls].front(); u; u = u->next) {
+    if (op.peer != kAnyPeer && op.peer != u->peer) continue;
+    if (cls && ((u->tag ^ op.tag) & ~op.ignore)) continue;
+    unexpected_[cls].erase(u);
+    u->listed = false;
+    if (u->complete) {
+      copy_to_iov(r->op.iov, r->op.iov_count, 0, u->buf, std::min<uint64_t>(u->msg_len, r->cap));
+      finish_recv(r, u->peer, u->msg_len, u->flags, u->tag, u->cq_data,
+                  u->msg_len > r->cap ? Status::Truncated : Status::Ok);
+      free_unexpected(u);
+    } else {
+      u->claimed = r;  // the rest of the message is still arriving
+    }
+    return Status::Ok;
+  }
+  posted_[cls].push_back(r);
+  return Status::Ok;
+}
+
+void Engine::on_packet(PacketBuf& pkt) noexcept {
+  wire::Header h;
+  ++stats_.rx_pkts;
+  if (wire::decode(pkt.data, pkt.len, h) != wire::DecodeError::None || h.dst_ep != cfg_.ep_id) {
+    ++stats_.drop_protocol;
+    io_.free(&pkt, 1);
+    return;
+  }
+  if (h.type == wire::Type::Dgram || !cfg_.reliable) {
+    if (h.type == wire::Type::Dgram && !cfg_.reliable) on_dgram(pkt, h);
+    else { ++stats_.drop_protocol; io_.free(&pkt, 1); }
+    return;
+  }
+  if (h.dst_epoch && h.dst_epoch != cfg_.epoch) {  // addressed to an earlier incarnation
+    ++stats_.drop_stale_epoch;
+    io_.free(&pkt, 1);
+    return;
+  }
+  PeerAddr a{pkt.src, h.src_ep};
+  PeerId pid = last_rx_peer_;
+  if (pid == kNoPeer || !(peers_[pid]->addr == a)) {
+    pid = find_peer(a);
+    if (pid == kNoPeer && h.type == wire::Type::Data) {
+      try { pid = create_peer(a); } catch (...) { pid = kNoPeer; }
+    }
+    if (pid == kNoPeer) {
+      ++stats_.drop_unknown_peer;
+      io_.free(&pkt, 1);
+      return;
+    }
+    last_rx_peer_ = pid;
+  }
+  Peer& p = P(pid);
+  if (p.remote_epoch != h.src_epoch) {
+    if (p.remote_epoch != 0) {  // the peer restarted: what we had with it is void
+      ++stats_.peer_resets;
+      reset_peer(p, pid, Status::IoError);
+    }
+    p.remote_epoch = h.src_epoch;
+  }
+  if (h.flags & wire::kAckValid) on_ack(p, h);
+  if (h.type == wire::Type::Ack) {
+    ++stats_.acks_rx;
+    io_.free(&pkt, 1);
+    return;
+  }
+  stats_.rx_bytes += h.payload_len;
+  on_data(p, pid, pkt, h);
+}
+
+void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h) noexcept {
+  Seq32 psn(h.psn);
+  int32_t d = psn - p.rcv_nxt;
+  if (d < 0) {  // duplicate of something delivered: tell the sender again
+    ++stats_.dup_pkts;
+    io_.free(&pkt, 1);
+    p.ack_now = true;
+    if (!p.ack_pending) note_ack_pending(p);
+    return;
+  }
+  if (static_cast<uint32_t>(d) >= cfg_.window_pkts) {
+    ++stats_.drop_window;
+    io_.free(&pkt, 1);
+    return;
+  }
+  if (d > 0) {  // ahead of a gap: hold it (no copy) until the gap fills
+    PacketBuf& slot = p.held[psn.raw() & wmask_];
+    if (slot.data) {
+      ++stats_.dup_pkts;
+      io_.free(&pkt, 1);
+    } else {
+      slot = pkt;
+      ++p.held_count;
+      ++stats_.ooo_pkts;
+    }
+    p.ack_now = true;  // SACK news
+    if (!p.ack_pending) note_ack_pending(p);
+    return;
+  }
+  if (!deliver(p, pid, h, pkt.data + wire::kHeaderBytes)) {
+    ++stats_.drop_unexpected_full;  // not acknowledged: the sender retries later
+    io_.free(&pkt, 1);
+    return;
+  }
+  io_.free(&pkt, 1);
+  ++p.rcv_nxt;
+  note_ack_pending(p);
+  if (h.flags & wire::kAckReq) p.ack_now = true;
+  if (p.held_count) drain_held(p, pid);
+}
+
+void Engine::drain_held(Peer& p, PeerId pid) noexcept {
+  bool any = false;
+  while (p.held_count) {
+    PacketBuf& slot = p.held[p.rcv_nxt.raw() & wmask_];
+    if (!slot.data) break;
+    wire::Header h;
+    wire::decode(slot.data, slot.len, h);  // validated on arrival
+    if (!deliver(p, pid, h, slot.data + wire::kHeaderBytes)) break;
+    io_.free(&slot, 1);
+    slot.data = nullptr;
+    --p.held_count;
+    ++p.rcv_nxt;
+    note_ack_pending(p);
+    any = true;
+  }
+  if (any) p.ack_now = true;
+}
+
+void Engine::abort_current(Peer& p, PeerId pid) noexcept {
+  ++stats_.drop_protocol;
+  if (p.cur_recv) {
+    RecvEntry* r = p.cur_recv;
+    p.cur_recv = nullptr;
+    finish_recv(r, pid, p.cur_msg_len, p.cur_flags, p.cur_tag, p.cur_data, Status::IoError);
+  }
+  if (p.cur_unex) {
+    UnexEntry* u = p.cur_unex;
+    p.cur_unex = nullptr;
+    if (u->claimed) {
+      RecvEntry* r = u->claimed;
+      u->claimed = nullptr;
+      finish_recv(r, pid, u->msg_len, u->flags, u->tag, u->cq_data, Status::IoError);
+    }
+    free_unexpected(u);
+  }
+}
+
+bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept {
+  if (h.flags & wire::kFirst) {
+    if (p.cur_recv || p.cur_unex) abort_current(p, pid);  // a message was cut short
+    const bool tagged = h.flags & wire::kTagged;
+    if (RecvEntry* r = match_posted(pid, tagged, h.tag)) {
+      p.cur_recv = r;
+      r->received = 0;
+    } else {
+      bool inline_buf = h.msg_len <= kInlineUnexpectedBytes;
+      if (!inline_buf && unex_bytes_ + h.msg_len > cfg_.max_unexpected_bytes) return false;
+      UnexEntry* u = new (std::nothrow) UnexEntry;
+      if (!u) return false;
+      u->buf = inline_buf ? u->inline_buf : static_cast<uint8_t*>(std::malloc(h.msg_len));
+      if (!u->buf) {
+        delete u;
+        return false;
+      }
+      if (!inline_buf) unex_bytes_ += h.msg_len;
+      u->peer = pid;
+      u->flags = h.flags;
+      u->tag = h.tag;
+      u->cq_data = h.cq_data;
+      u->msg_len = h.msg_len;
+      unexpected_[tagged ? 1 : 0].push_back(u);
+      u->listed = true;
+      ++unex_count_;
+      p.cur_unex = u;
+    }
+    p.cur_msg_len = h.msg_len;
+    p.cur_flags = h.flags;
+    p.cur_tag = h.tag;
+    p.cur_data = h.cq_data;
+  } else if (!p.cur_recv && !p.cur_unex) {
+    ++stats_.drop_protocol;  // a middle segment with no message started: consume it
+    return true;
+  }
+  if (h.msg_len != p.cur_msg_len) {
+    abort_current(p, pid);
+    return true;
+  }
+  const uint32_t len = h.payload_len;
+  if (RecvEntry* r = p.cur_recv) {
+    if (h.offset != r->received) {
+      abort_current(p, pid);
+      return true;
+    }
+    if (h.offset < r->cap)
+      copy_to_iov(r->op.iov, r->op.iov_count, h.offset, payload,
+                  std::min<uint64_t>(len, r->cap - h.offset));
+    r->received += len;
+    if (h.flags & wire::kLast) {
+      p.cur_recv = nullptr;
+      finish_recv(r, pid, h.msg_len, p.cur_flags, p.cur_tag, p.cur_data,
+                  h.msg_len > r->cap ? Status::Truncated : Status::Ok);
+    }
+  } else {
+    UnexEntry* u = p.cur_unex;
+    if (h.offset != u->received) {
+      abort_current(p, pid);
+      return true;
+    }
+    if (len) std::memcpy(u->buf + h.offset, payload, len);
+    u->received += len;
+    if (h.flags & wire::kLast) {
+      u->complete = true;
+      p.cur_unex = nullptr;
+      finish_unexpected(u);
+    }
+  }
+  return true;
+}
+
+void Engine::on_dgram(PacketBuf& pkt, const wire::Header& h) noexcept {
+  PeerId pid = find_peer(PeerAddr{pkt.src, h.src_ep});
+  RecvEntry* r = match_posted(pid, h.flags & wire::kTagged, h.tag);
+  if (!r) {
+    ++stats_.drop_no_recv;
+    io_.free(&pkt, 1);
+    return;
+  }
+  stats_.rx_bytes += h.payload_len;
+  copy_to_iov(r->op.iov, r->op.iov_count, 0, pkt.data + wire::kHeaderBytes,
+              std::min<uint64_t>(h.payload_len, r->cap));
+  io_.free(&pkt, 1);
+  finish_recv(r, pid, h.msg_len, h.flags, h.tag, h.cq_data,
+              h.msg_len > r->cap ? Status::Truncated : Status::Ok);
+}
+
+Engine::RecvEntry* Engine::match_posted(PeerId pid, bool tagged, uint64_t tag) noexcept {
+  auto& list = posted_[tagged ? 1 : 0];
+  for (RecvEntry* r = list.front(); r; r = r->next) {
+    if (r->op.peer != kAnyPeer && r->op.peer != pid) continue;
+    if (tagged && ((r->op.tag ^ tag) & ~r->op.ignore)) continue;
+    list.erase(r);
+    return r;
+  }
+  return nullptr;
+}
+
+void Engine::finish_recv(RecvEntry* r, PeerId pid, uint32_t msg_len, uint32_t flags,
+                         uint64_t tag, uint64_t data, Status st) noexcept {
+  Completion c;
+  c.context = r->op.context;
+  c.flags = kCompRecv | ((flags & wire::kTagged) ? kCompTagged : 0) |
+            ((flags & wire::kCqData) ? kCompRemoteCqData : 0);
+  c.cq_entry = st != Status::Ok || (r->op.flags & kOpCompletion);
+  c.status = st;
+  c.len = std::min<uint64_t>(msg_len, r->cap);
+  c.buf = r->op.iov_count ? r->op.iov[0].iov_base : nullptr;
+  c.cq_data = data;
+  c.tag = tag;
+  c.peer = pid;
+  c.peer_user = pid < peers_.size() ? peers_[pid]->user : ~0ull;
+  c.olen = msg_len > r->cap ? msg_len - r->cap : 0;
+  recv_pool_.put(r);
+  sink_.on_completion(c);
+}
+
+void Engine::finish_unexpected(UnexEntry* u) noexcept {
+  if (!u->claimed) return;  // stays queued until a receive matches it
+  RecvEntry* r = u->claimed;
+  u->claimed = nullptr;
+  copy_to_iov(r->op.iov, r->op.iov_count, 0, u->buf, std::min<uint64_t>(u->msg_len, r->cap));
+  finish_recv(r, u->peer, u->msg_len, u->flags, u->tag, u->cq_data,
+              u->msg_len > r->cap ? Status::Truncated : Status::Ok);
+  free_unexpected(u);
+}
+
+void Engine::free_unexpected(UnexEntry* u) noexcept {
+  if (u->listed) {
+    unexpected_[(u->flags & wire::kTagged) ? 1 : 0].erase(u);
+    u->listed = false;
+  }
+  if (u->buf && u->buf != u->inline_buf) {
+    std::free(u->buf);
+    unex_bytes_ -= u->msg_len;
+  }
+  --unex_count_;
+  delete u;
+}
+
+}  // namespace pollfab::transport

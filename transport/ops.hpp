@@ -1,0 +1,69 @@
+// Operations the transport accepts and the completions it reports (no libfabric types).
+#pragma once
+#include <sys/uio.h>
+
+#include <cstdint>
+
+#include "lib/util/status.hpp"
+
+namespace pollfab::transport {
+
+using PeerId = uint32_t;
+constexpr PeerId kAnyPeer = 0xffffffffu;
+constexpr PeerId kNoPeer = 0xffffffffu;
+constexpr uint32_t kMaxIov = 4;
+
+// Operation flags (transport-level; the provider maps FI_* flags to these).
+constexpr uint32_t kOpTagged = 1u << 0;      // tagged send / receive
+constexpr uint32_t kOpCqData = 1u << 1;      // send carries remote CQ data
+constexpr uint32_t kOpCompletion = 1u << 2;  // report a CQ entry on success
+constexpr uint32_t kOpInject = 1u << 3;      // copy the payload now (buffer reusable at return)
+
+struct SendOp {
+  PeerId peer = kNoPeer;
+  iovec iov[kMaxIov] = {};
+  uint32_t iov_count = 0;
+  uint64_t tag = 0;
+  uint64_t cq_data = 0;
+  uint32_t flags = 0;
+  void* context = nullptr;
+};
+
+struct RecvOp {
+  PeerId peer = kAnyPeer;  // kAnyPeer: from anyone
+  iovec iov[kMaxIov] = {};
+  uint32_t iov_count = 0;
+  uint64_t tag = 0;
+  uint64_t ignore = 0;     // tag bits that do not take part in matching
+  uint32_t flags = 0;
+  void* context = nullptr;
+};
+
+// Completion flags
+constexpr uint32_t kCompSend = 1u << 0;
+constexpr uint32_t kCompRecv = 1u << 1;
+constexpr uint32_t kCompTagged = 1u << 2;
+constexpr uint32_t kCompRemoteCqData = 1u << 3;
+
+struct Completion {
+  void* context = nullptr;
+  uint32_t flags = 0;          // kComp*
+  bool cq_entry = true;        // false: count it (counters) but write no CQ entry
+  util::Status status = util::Status::Ok;
+  uint64_t len = 0;            // bytes transferred (recv: bytes placed in the buffer)
+  void* buf = nullptr;         // recv: start of the receive buffer
+  uint64_t cq_data = 0;
+  uint64_t tag = 0;
+  PeerId peer = kNoPeer;       // recv: the sender
+  uint64_t peer_user = ~0ull;  // recv: the provider's tag for the sender (fi_addr), ~0 unknown
+  uint64_t olen = 0;           // truncation: bytes that did not fit
+  int32_t prov_errno = 0;
+};
+
+class CompletionSink {
+ public:
+  virtual ~CompletionSink() = default;
+  virtual void on_completion(const Completion& c) noexcept = 0;
+};
+
+}  // namespace pollfab::transport

@@ -1,0 +1,62 @@
+// FaultInjector: a seeded decision source for drop, duplicate, reorder and corrupt, usable over
+// any link (the in-memory link below, and the dpdk/udp providers' I/O at run time).
+//
+// Probabilities are in [0, 1]. Decisions come from one std::mt19937_64 seeded with `seed`, so a
+// run is replayable from (seed, probabilities, packet sequence). Thread-safety: none.
+#pragma once
+#include <cstdint>
+#include <random>
+
+namespace pollfab::transport::testing {
+
+struct FaultConfig {
+  double drop = 0.0;
+  double dup = 0.0;
+  double reorder = 0.0;
+  double corrupt = 0.0;
+  uint64_t seed = 1;
+  bool any() const noexcept { return drop > 0 || dup > 0 || reorder > 0 || corrupt > 0; }
+};
+
+struct FaultStats {
+  uint64_t seen = 0, dropped = 0, duplicated = 0, reordered = 0, corrupted = 0;
+};
+
+class FaultInjector {
+ public:
+  enum class Action : uint8_t { Pass, Drop, Duplicate, Reorder, Corrupt };
+
+  FaultInjector() : FaultInjector(FaultConfig{}) {}
+  explicit FaultInjector(const FaultConfig& cfg) : cfg_(cfg), rng_(cfg.seed) {}
+
+  const FaultConfig& config() const noexcept { return cfg_; }
+  const FaultStats& stats() const noexcept { return stats_; }
+  bool enabled() const noexcept { return cfg_.any(); }
+
+  // Decides what happens to the next packet.
+  Action next() noexcept {
+    ++stats_.seen;
+    double r = uni_(rng_);
+    if (r < cfg_.drop) { ++stats_.dropped; return Action::Drop; }
+    r -= cfg_.drop;
+    if (r < cfg_.dup) { ++stats_.duplicated; return Action::Duplicate; }
+    r -= cfg_.dup;
+    if (r < cfg_.reorder) { ++stats_.reordered; return Action::Reorder; }
+    r -= cfg_.reorder;
+    if (r < cfg_.corrupt) { ++stats_.corrupted; return Action::Corrupt; }
+    return Action::Pass;
+  }
+  // How many later packets a reordered one waits for (1..4).
+  uint32_t reorder_distance() noexcept { return 1 + static_cast<uint32_t>(rng_() % 4); }
+  // A byte index < len to corrupt, and a non-zero XOR mask.
+  uint32_t corrupt_index(uint32_t len) noexcept { return len ? static_cast<uint32_t>(rng_() % len) : 0; }
+  uint8_t corrupt_mask() noexcept { return static_cast<uint8_t>(1u << (rng_() % 8)); }
+
+ private:
+  FaultConfig cfg_;
+  std::mt19937_64 rng_;
+  std::uniform_real_distribution<double> uni_{0.0, 1.0};
+  FaultStats stats_;
+};
+
+}  // namespace pollfab::transport::testing

@@ -1,0 +1,86 @@
+// MemLink: an in-memory, lossy, delaying link between two PacketIo sides, driven by a clock.
+//
+// Each direction applies its own FaultInjector (drop, duplicate, reorder as extra delay,
+// corrupt) and a fixed one-way latency. Packets become receivable when the clock reaches their
+// delivery time. Buffers come from one fixed pool shared by both sides (alloc returns fewer
+// when exhausted: back-pressure, as a NIC mempool would).
+// Thread-safety: none (tests drive both sides from one thread).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <queue>
+#include <vector>
+
+#include "transport/clock.hpp"
+#include "transport/packet_io.hpp"
+#include "transport/testing/fault_injector.hpp"
+
+namespace pollfab::transport::testing {
+
+struct MemLinkConfig {
+  uint32_t max_packet_bytes = 1472;  // pollfab header + payload per packet (1500 - IPv4 - UDP)
+  uint32_t pool_buffers = 16384;
+  uint64_t latency_ns = 5'000;       // one way
+  uint64_t reorder_delay_ns = 10'000;// extra delay unit of a reordered packet (x1..4)
+  FaultConfig fault_ab;              // faults on a -> b
+  FaultConfig fault_ba;              // faults on b -> a
+};
+
+class MemLink;
+
+class MemIo final : public PacketIo {
+ public:
+  MemIo(MemLink& link, int side) : link_(link), side_(side) {}
+  uint32_t max_packet_bytes() const noexcept override;
+  uint16_t alloc(PacketBuf* out, uint16_t n) noexcept override;
+  uint16_t tx_burst(PacketBuf* pkts, uint16_t n) noexcept override;
+  void free(PacketBuf* pkts, uint16_t n) noexcept override;
+  void resolve(const HostAddr& host, Route& route) noexcept override;
+  // Packets whose delivery time has come (ownership passes to the caller).
+  uint16_t rx_burst(PacketBuf* out, uint16_t n) noexcept;
+  HostAddr host() const noexcept;
+
+ private:
+  MemLink& link_;
+  int side_;
+};
+
+class MemLink {
+ public:
+  MemLink(const MemLinkConfig& cfg, const Clock& clock);
+  ~MemLink();
+  MemIo& a() noexcept { return a_; }
+  MemIo& b() noexcept { return b_; }
+  // Earliest delivery time of a packet in flight, UINT64_MAX if none.
+  uint64_t next_delivery_ns() const noexcept;
+  size_t in_flight() const noexcept { return q_[0].size() + q_[1].size(); }
+  uint32_t buffers_in_use() const noexcept { return pool_total_ - uint32_t(free_.size()); }
+  const FaultStats& fault_stats(int dir) const noexcept { return fault_[dir].stats(); }
+
+ private:
+  friend class MemIo;
+  struct InFlight {
+    uint64_t at;
+    uint64_t seq;
+    PacketBuf pkt;
+    bool operator>(const InFlight& o) const noexcept { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+  using Queue = std::priority_queue<InFlight, std::vector<InFlight>, std::greater<InFlight>>;
+
+  bool get_buf(PacketBuf& out) noexcept;
+  void put_buf(const PacketBuf& p) noexcept;
+  void transmit(int from_side, PacketBuf& pkt) noexcept;
+
+  MemLinkConfig cfg_;
+  const Clock& clock_;
+  std::vector<std::unique_ptr<uint8_t[]>> storage_;
+  std::vector<uint8_t*> free_;
+  uint32_t pool_total_ = 0;
+  Queue q_[2];  // q_[i]: packets travelling towards side i
+  FaultInjector fault_[2];  // fault_[0]: a->b, fault_[1]: b->a
+  uint64_t seq_ = 0;
+  MemIo a_{*this, 0};
+  MemIo b_{*this, 1};
+};
+
+}  // namespace pollfab::transport::testing
