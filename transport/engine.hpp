@@ -88,6 +88,8 @@ class Engine {
 
   const EngineConfig& config() const noexcept { return cfg_; }
   uint32_t epoch() const noexcept { return cfg_.epoch; }
+  // Changes this endpoint's id (fi_setname before any traffic).
+  void set_ep_id(uint16_t id) noexcept { cfg_.ep_id = id; }
   // Payload bytes one packet carries (max_packet_bytes - header).
   uint32_t segment_bytes() const noexcept { return seg_bytes_; }
 
@@ -106,6 +108,9 @@ class Engine {
   Status send(const SendOp& op) noexcept;
   // Posts a receive. Returns Ok, NoResource, Invalid.
   Status recv(const RecvOp& op) noexcept;
+  // Cancels the posted (not yet matched) receive with this context: it completes with
+  // Status::Canceled. Returns false if no such receive is waiting (fi_cancel(3)).
+  bool cancel_recv(void* context) noexcept;
 
   // Feeds one received packet whose pollfab header is at pkt.data (pkt.len bytes) and whose
   // sender's host address is pkt.src. Takes ownership of pkt (freed or held).

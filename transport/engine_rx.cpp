@@ -36,6 +36,19 @@ Status Engine::recv(const RecvOp& op) noexcept {
   return Status::Ok;
 }
 
+bool Engine::cancel_recv(void* context) noexcept {
+  for (auto& list : posted_) {
+    for (RecvEntry* r = list.front(); r; r = r->next) {
+      if (r->op.context != context) continue;
+      list.erase(r);
+      finish_recv(r, kNoPeer, 0, (r->op.flags & kOpTagged) ? wire::kTagged : 0, r->op.tag, 0,
+                  Status::Canceled);
+      return true;
+    }
+  }
+  return false;
+}
+
 void Engine::on_packet(PacketBuf& pkt) noexcept {
   wire::Header h;
   ++stats_.rx_pkts;

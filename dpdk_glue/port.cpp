@@ -1,0 +1,133 @@
+#include "dpdk_glue/port.hpp"
+
+#include <rte_errno.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "dpdk_glue/netns.hpp"
+#include "lib/util/log.hpp"
+
+namespace pollfab::dpdk_glue {
+namespace {
+
+struct PortState {
+  bool configured = false;
+  bool started = false;
+  int refs = 0;
+  uint16_t id = 0;
+  rte_mempool* pool = nullptr;
+  rte_ether_addr mac{};
+  uint32_t mtu = 1500;
+  Placement placement;
+};
+
+std::mutex g_mu;
+std::map<std::string, PortState>& ports() {
+  static std::map<std::string, PortState> m;
+  return m;
+}
+
+void close_all_at_exit() {
+  std::lock_guard<std::mutex> g(g_mu);
+  for (auto& [name, s] : ports()) {
+    if (s.started) rte_eth_dev_stop(s.id);
+    if (s.configured) rte_eth_dev_close(s.id);
+    s.started = s.configured = false;
+  }
+}
+
+bool configure(const std::string& name, PortState& s, const config::Config& cfg, std::string& err) {
+  if (rte_eth_dev_get_port_by_name(name.c_str(), &s.id) != 0) {
+    err = "no DPDK port named '" + name + "' (dpdk.vdevs creates vdevs at EAL start; allow-list "
+          "PCI devices with eal.pci_allow)";
+    return false;
+  }
+  s.placement = place(rte_eth_dev_socket_id(s.id));
+  const auto& d = cfg.dpdk;
+  uint32_t room = std::max<uint32_t>(2048, d.mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN) +
+                  RTE_PKTMBUF_HEADROOM;
+  std::string pool_name = "pf_mp_" + std::to_string(s.id);
+  s.pool = rte_pktmbuf_pool_create(pool_name.c_str(), d.mempool_size, d.mempool_cache, 0,
+                                   static_cast<uint16_t>(room), s.placement.numa_node);
+  if (!s.pool) s.pool = rte_pktmbuf_pool_create(pool_name.c_str(), d.mempool_size, d.mempool_cache,
+                                                0, static_cast<uint16_t>(room), SOCKET_ID_ANY);
+  if (!s.pool) {
+    err = std::string("mempool of ") + std::to_string(d.mempool_size) +
+          " mbufs could not be created: " + rte_strerror(rte_errno) +
+          " (lower dpdk.mempool_size or give EAL more memory: eal.memory_mb / hugepages)";
+    return false;
+  }
+  rte_eth_conf conf{};
+  int r = rte_eth_dev_configure(s.id, 1, 1, &conf);
+  if (r < 0) {
+    err = "rte_eth_dev_configure(" + name + "): " + rte_strerror(-r);
+    return false;
+  }
+  uint16_t nrx = static_cast<uint16_t>(d.rx_queue_size), ntx = static_cast<uint16_t>(d.tx_queue_size);
+  rte_eth_dev_adjust_nb_rx_tx_desc(s.id, &nrx, &ntx);
+  int sock = rte_eth_dev_socket_id(s.id);
+  if ((r = rte_eth_rx_queue_setup(s.id, 0, nrx, sock, nullptr, s.pool)) < 0 ||
+      (r = rte_eth_tx_queue_setup(s.id, 0, ntx, sock, nullptr)) < 0) {
+    err = "queue setup on " + name + ": " + rte_strerror(-r);
+    return false;
+  }
+  if (rte_eth_dev_set_mtu(s.id, static_cast<uint16_t>(d.mtu)) != 0)
+    PF_LOG("dpdk", Info, Domain, "{}: could not set MTU {}; using the device's", name, d.mtu);
+  uint16_t mtu = 0;
+  s.mtu = rte_eth_dev_get_mtu(s.id, &mtu) == 0 && mtu ? std::min<uint32_t>(mtu, d.mtu) : d.mtu;
+  rte_eth_macaddr_get(s.id, &s.mac);
+  s.configured = true;
+  return true;
+}
+
+}  // namespace
+
+std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Config& cfg,
+                                 util::Status& st, std::string& err) {
+  std::lock_guard<std::mutex> g(g_mu);
+  static bool hooked = false;
+  if (!hooked) {
+    std::atexit(close_all_at_exit);  // runs before EAL's own exit cleanup (registered earlier)
+    hooked = true;
+  }
+  PortState& s = ports()[dev_name];
+  NetnsGuard ns(cfg.eal.netns);
+  if (!s.configured && !configure(dev_name, s, cfg, err)) {
+    st = s.pool ? util::Status::IoError : util::Status::NoDevice;
+    if (err.find("mempool") != std::string::npos) st = util::Status::NoMemory;
+    return nullptr;
+  }
+  if (!s.started) {
+    int r = rte_eth_dev_start(s.id);
+    if (r < 0) {
+      st = util::Status::IoError;
+      err = "rte_eth_dev_start(" + dev_name + "): " + rte_strerror(-r);
+      return nullptr;
+    }
+    s.started = true;
+  }
+  ++s.refs;
+  std::shared_ptr<Port> p(new Port());
+  p->id_ = s.id;
+  p->name_ = dev_name;
+  p->pool_ = s.pool;
+  p->mac_ = s.mac;
+  p->mtu_ = s.mtu;
+  p->placement_ = s.placement;
+  PF_LOG("dpdk", Info, Domain, "port {} ({}) up: mtu {}, NUMA node {} (CPUs {})", s.id, dev_name,
+         s.mtu, s.placement.numa_node, s.placement.cpus);
+  return p;
+}
+
+Port::~Port() {
+  std::lock_guard<std::mutex> g(g_mu);
+  PortState& s = ports()[name_];
+  if (--s.refs == 0 && s.started) {
+    rte_eth_dev_stop(s.id);
+    s.started = false;
+  }
+}
+
+}  // namespace pollfab::dpdk_glue

@@ -1,0 +1,50 @@
+// Port: one DPDK ethdev port (a vdev or an allow-listed PCI device) with one rx and one tx
+// queue and its mempool on the port's NUMA node (hwloc placement). Ports are opened by name,
+// configured once per process and reference counted by the domains using them: the last close
+// stops the port (it stays configured for a later domain); process exit closes it before EAL
+// cleanup. rx_burst/tx_burst are inline wrappers of rte_eth_rx_burst/rte_eth_tx_burst.
+// Thread-safety: open/close are MT-safe; bursts are single-threaded per queue.
+#pragma once
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include <memory>
+#include <string>
+
+#include "dpdk_glue/topology.hpp"
+#include "lib/config/config.hpp"
+#include "lib/util/status.hpp"
+
+namespace pollfab::dpdk_glue {
+
+class Port {
+ public:
+  // dev_name: the device name (the vdev string before its first ','), e.g. "net_tap0".
+  // On failure returns nullptr and sets st/err (NoDevice: no such port; IoError: setup failed).
+  static std::shared_ptr<Port> open(const std::string& dev_name, const config::Config& cfg,
+                                    util::Status& st, std::string& err);
+  ~Port();
+  Port(const Port&) = delete;
+  Port& operator=(const Port&) = delete;
+
+  uint16_t id() const noexcept { return id_; }
+  const std::string& name() const noexcept { return name_; }
+  rte_mempool* pool() const noexcept { return pool_; }
+  const rte_ether_addr& mac() const noexcept { return mac_; }
+  uint32_t mtu() const noexcept { return mtu_; }
+  const Placement& placement() const noexcept { return placement_; }
+
+  uint16_t rx_burst(rte_mbuf** m, uint16_t n) noexcept { return rte_eth_rx_burst(id_, 0, m, n); }
+  uint16_t tx_burst(rte_mbuf** m, uint16_t n) noexcept { return rte_eth_tx_burst(id_, 0, m, n); }
+
+ private:
+  Port() = default;
+  uint16_t id_ = 0;
+  std::string name_;
+  rte_mempool* pool_ = nullptr;
+  rte_ether_addr mac_{};
+  uint32_t mtu_ = 1500;
+  Placement placement_;
+};
+
+}  // namespace pollfab::dpdk_glue

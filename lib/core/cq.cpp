@@ -1,0 +1,208 @@
+#include "lib/core/cq.hpp"
+
+#include <sched.h>
+
+#include <cstring>
+
+#include "lib/core/errors.hpp"
+#include "lib/util/clock.hpp"
+
+namespace pollfab::core {
+namespace {
+
+Cq* self(fid_cq* c) { return Object::as<Cq>(c); }
+
+ssize_t tr_read(fid_cq* cq, void* buf, size_t count) {
+  if (!cq || (!buf && count)) return -FI_EINVAL;
+  return self(cq)->read(buf, count, nullptr);
+}
+ssize_t tr_readfrom(fid_cq* cq, void* buf, size_t count, fi_addr_t* src) {
+  if (!cq || (!buf && count)) return -FI_EINVAL;
+  return self(cq)->read(buf, count, src);
+}
+ssize_t tr_readerr(fid_cq* cq, fi_cq_err_entry* buf, uint64_t flags) {
+  if (!cq || !buf) return -FI_EINVAL;
+  return self(cq)->readerr(buf, flags);
+}
+ssize_t tr_sread(fid_cq* cq, void* buf, size_t count, const void*, int timeout) {
+  if (!cq || (!buf && count)) return -FI_EINVAL;
+  return self(cq)->sread(buf, count, nullptr, timeout);
+}
+ssize_t tr_sreadfrom(fid_cq* cq, void* buf, size_t count, fi_addr_t* src, const void*, int timeout) {
+  if (!cq || (!buf && count)) return -FI_EINVAL;
+  return self(cq)->sread(buf, count, src, timeout);
+}
+int tr_signal(fid_cq* cq) { return cq ? self(cq)->signal() : -FI_EINVAL; }
+const char* tr_strerror(fid_cq*, int prov_errno, const void*, char* buf, size_t len) {
+  const char* s = strerror_fi(prov_errno < 0 ? -prov_errno : prov_errno);
+  if (buf && len) {
+    strncpy(buf, s, len - 1);
+    buf[len - 1] = 0;
+    return buf;
+  }
+  return s;
+}
+
+fi_ops_cq g_cq_ops = {
+    .size = sizeof(fi_ops_cq),
+    .read = tr_read,
+    .readfrom = tr_readfrom,
+    .readerr = tr_readerr,
+    .sread = tr_sread,
+    .sreadfrom = tr_sreadfrom,
+    .signal = tr_signal,
+    .strerror = tr_strerror,
+};
+
+size_t entry_size(fi_cq_format f) {
+  switch (f) {
+    case FI_CQ_FORMAT_CONTEXT: return sizeof(fi_cq_entry);
+    case FI_CQ_FORMAT_MSG: return sizeof(fi_cq_msg_entry);
+    case FI_CQ_FORMAT_DATA: return sizeof(fi_cq_data_entry);
+    case FI_CQ_FORMAT_TAGGED: return sizeof(fi_cq_tagged_entry);
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+int Cq::validate(const fi_cq_attr* attr) noexcept {
+  if (!attr) return -FI_EINVAL;
+  if (attr->format != FI_CQ_FORMAT_UNSPEC && entry_size(attr->format) == 0) return -FI_ENOSYS;
+  switch (attr->wait_obj) {
+    case FI_WAIT_NONE: case FI_WAIT_UNSPEC: case FI_WAIT_YIELD: break;
+    default: return -FI_ENOSYS;  // FD/mutex/set waits: not yet
+  }
+  if (attr->flags & ~(FI_AFFINITY)) return -FI_EINVAL;
+  return 0;
+}
+
+Cq::Cq(Object* owner, Progressable* progress, const fi_cq_attr& attr, uint32_t api_version,
+       bool thread_safe, void* context)
+    : owner_(owner), progress_(progress), api_version_(api_version) {
+  format_ = attr.format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT : attr.format;
+  entry_size_ = entry_size(format_);
+  ring_.reset(static_cast<uint32_t>(attr.size ? std::min<size_t>(attr.size, 1u << 20) : 1024));
+  lock_.enable(thread_safe);
+  init_fid(box_, FI_CLASS_CQ, context);
+  box_.fid.ops = &g_cq_ops;
+  owner_->ref();
+}
+
+int Cq::close() {
+  if (refs()) return -FI_EBUSY;
+  owner_->unref();
+  delete this;
+  return 0;
+}
+
+int Cq::control(int command, void* arg) { return -FI_ENOSYS; }
+
+void Cq::push(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t data,
+              uint64_t tag, fi_addr_t src) noexcept {
+  Entry e{op_context, flags, len, buf, data, tag, src};
+  util::Guard<util::MaybeLock> g(lock_);
+  if (overflow_.empty() && ring_.push(e)) return;
+  try {
+    overflow_.push_back(e);
+  } catch (...) {
+  }
+}
+
+void Cq::push_error(const fi_cq_err_entry& err) noexcept {
+  util::Guard<util::MaybeLock> g(lock_);
+  try {
+    errors_.push_back(err);
+  } catch (...) {
+  }
+}
+
+void Cq::write_entry(void* dst, const Entry& e) const noexcept {
+  switch (format_) {
+    case FI_CQ_FORMAT_CONTEXT: {
+      auto* o = static_cast<fi_cq_entry*>(dst);
+      o->op_context = e.op_context;
+      break;
+    }
+    case FI_CQ_FORMAT_MSG: {
+      auto* o = static_cast<fi_cq_msg_entry*>(dst);
+      *o = {e.op_context, e.flags, e.len};
+      break;
+    }
+    case FI_CQ_FORMAT_DATA: {
+      auto* o = static_cast<fi_cq_data_entry*>(dst);
+      *o = {e.op_context, e.flags, e.len, e.buf, e.data};
+      break;
+    }
+    default: {
+      auto* o = static_cast<fi_cq_tagged_entry*>(dst);
+      *o = {e.op_context, e.flags, e.len, e.buf, e.data, e.tag};
+      break;
+    }
+  }
+}
+
+ssize_t Cq::read(void* buf, size_t count, fi_addr_t* src_addr) noexcept {
+  if (progress_) progress_->progress();
+  util::Guard<util::MaybeLock> g(lock_);
+  if (!errors_.empty()) return -FI_EAVAIL;
+  if (ring_.empty()) return -FI_EAGAIN;
+  size_t n = 0;
+  auto* out = static_cast<uint8_t*>(buf);
+  while (n < count && !ring_.empty()) {
+    const Entry& e = ring_.front();
+    write_entry(out + n * entry_size_, e);
+    if (src_addr) src_addr[n] = e.src;
+    ring_.pop();
+    ++n;
+  }
+  while (!overflow_.empty() && ring_.push(overflow_.front())) overflow_.pop_front();
+  return static_cast<ssize_t>(n);
+}
+
+ssize_t Cq::readerr(fi_cq_err_entry* buf, uint64_t flags) noexcept {
+  util::Guard<util::MaybeLock> g(lock_);
+  if (errors_.empty()) return -FI_EAGAIN;
+  last_err_ = errors_.front();
+  errors_.pop_front();
+  if (FI_VERSION_GE(api_version_, FI_VERSION(1, 5))) {
+    // api >= 1.5: if the caller gave an err_data buffer, copy into it; else point at ours.
+    void* user_data = buf->err_data;
+    size_t user_size = buf->err_data_size;
+    *buf = last_err_;
+    if (user_size && user_data) {
+      size_t n = std::min(user_size, last_err_.err_data_size);
+      if (n && last_err_.err_data) std::memcpy(user_data, last_err_.err_data, n);
+      buf->err_data = user_data;
+      buf->err_data_size = n;
+    }
+  } else {
+    auto* old = reinterpret_cast<fi_cq_err_entry_1_0*>(buf);
+    std::memcpy(old, &last_err_, sizeof(fi_cq_err_entry_1_0));
+  }
+  return 1;
+}
+
+ssize_t Cq::sread(void* buf, size_t count, fi_addr_t* src_addr, int timeout_ms) noexcept {
+  uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
+                                     : util::monotonic_ns() + uint64_t(timeout_ms) * 1000000ull;
+  for (uint32_t spins = 0;; ++spins) {
+    ssize_t r = read(buf, count, src_addr);
+    if (r != -FI_EAGAIN) return r;
+    if (signaled_.exchange(false)) return -FI_EAGAIN;
+    if (util::monotonic_ns() >= deadline) return -FI_EAGAIN;
+    if ((spins & 63) == 63) sched_yield();
+  }
+}
+
+int Cq::signal() noexcept {
+  signaled_.store(true);
+  return 0;
+}
+
+size_t Cq::pending() noexcept {
+  util::Guard<util::MaybeLock> g(lock_);
+  return ring_.size() + overflow_.size();
+}
+
+}  // namespace pollfab::core

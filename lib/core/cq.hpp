@@ -1,0 +1,88 @@
+// Cq: the provider-neutral completion queue (fi_cq(3)) in all four formats (CONTEXT, MSG,
+// DATA, TAGGED; UNSPEC means CONTEXT), with readfrom (FI_SOURCE addresses), an ordered error
+// queue (readerr with the api >= 1.5 err_data rules and the 1.0 layout for older callers),
+// sread with a timeout, signal and strerror.
+//
+// Providers write entries with push()/push_error() (hot path: no allocation unless the ring
+// of `size` entries overflows, then a cold overflow list). Reads return -FI_EAVAIL while an
+// error entry is queued, so errors are never starved by successes.
+// Thread-safety: with FI_THREAD_SAFE domains a spinlock guards the queue; otherwise none.
+// Progress: under FI_PROGRESS_MANUAL every read drives the owning domain's progress first.
+#pragma once
+#include <deque>
+#include <string>
+
+#include "lib/core/fid.hpp"
+#include "lib/core/progress.hpp"
+#include "lib/util/ring.hpp"
+#include "lib/util/spinlock.hpp"
+
+namespace pollfab::core {
+
+class Cq final : public Object {
+ public:
+  // attr must be non-null and valid (checked by Cq::validate). `owner` is the domain object,
+  // referenced for the CQ's lifetime; `progress` is driven by reads (may be null).
+  Cq(Object* owner, Progressable* progress, const fi_cq_attr& attr, uint32_t api_version,
+     bool thread_safe, void* context);
+  // Returns 0 or -FI_EINVAL / -FI_ENOSYS for attributes this CQ does not support.
+  static int validate(const fi_cq_attr* attr) noexcept;
+
+  fid_cq* fid() noexcept { return &box_.fid; }
+  int close() override;
+  int control(int command, void* arg) override;
+
+  // Hot path, called by providers.
+  void push(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t data, uint64_t tag,
+            fi_addr_t src) noexcept;
+  // Queues an error completion; err.err is a positive FI_E* code. err_data is copied.
+  void push_error(const fi_cq_err_entry& err) noexcept;
+
+  ssize_t read(void* buf, size_t count, fi_addr_t* src_addr) noexcept;
+  ssize_t readerr(fi_cq_err_entry* buf, uint64_t flags) noexcept;
+  ssize_t sread(void* buf, size_t count, fi_addr_t* src_addr, int timeout_ms) noexcept;
+  int signal() noexcept;
+  size_t pending() noexcept;  // successful entries queued (tests)
+
+  struct Entry {
+    void* op_context;
+    uint64_t flags;
+    size_t len;
+    void* buf;
+    uint64_t data;
+    uint64_t tag;
+    fi_addr_t src;
+  };
+
+ private:
+  void write_entry(void* dst, const Entry& e) const noexcept;
+
+  FidBox<fid_cq> box_;
+  Object* owner_;
+  Progressable* progress_;
+  fi_cq_format format_;
+  size_t entry_size_;
+  uint32_t api_version_;
+  util::MaybeLock lock_;
+  util::Ring<Entry> ring_;
+  std::deque<Entry> overflow_;
+  std::deque<fi_cq_err_entry> errors_;
+  fi_cq_err_entry last_err_{};  // storage behind err_data handed to the application
+  std::atomic<bool> signaled_{false};
+};
+
+// The 1.0 layout of fi_cq_err_entry (before err_data_size), for api_version < 1.5 callers.
+struct fi_cq_err_entry_1_0 {
+  void* op_context;
+  uint64_t flags;
+  size_t len;
+  void* buf;
+  uint64_t data;
+  uint64_t tag;
+  size_t olen;
+  int err;
+  int prov_errno;
+  void* err_data;
+};
+
+}  // namespace pollfab::core

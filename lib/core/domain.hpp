@@ -1,0 +1,59 @@
+// Domain: base of every provider's domain (fi_domain(3)). Opens the provider-neutral CQs,
+// counters and AVs, registers memory (fi_mr(3)), and delegates endpoints and progress to the
+// provider. Under FI_PROGRESS_MANUAL, CQ/counter reads call progress().
+// Thread-safety follows the domain's threading attribute: with FI_THREAD_SAFE the provider's
+// progress and data calls take lock(); other levels rely on the application (fi_domain(3)).
+#pragma once
+#include <mutex>
+#include <unordered_map>
+
+#include "lib/core/av.hpp"
+#include "lib/core/fid.hpp"
+#include "lib/core/progress.hpp"
+#include "lib/util/spinlock.hpp"
+
+namespace pollfab::core {
+
+class Fabric;
+class Mr;
+
+class Domain : public Object, public Progressable {
+ public:
+  // info: the fi_info the application passed to fi_domain (copied).
+  Domain(Fabric* fabric, const fi_info* info, void* context);
+  ~Domain() override;
+  fid_domain* fid() noexcept { return &box_.fid; }
+  Fabric* fabric() const noexcept { return fabric_; }
+  const fi_info* info() const noexcept { return info_; }
+  uint32_t api_version() const noexcept;
+  bool thread_safe() const noexcept { return lock_.enabled(); }
+  util::MaybeLock& lock() noexcept { return lock_; }
+
+  int close() override;
+
+  // Provider hooks.
+  virtual int open_endpoint(fi_info* info, fid_ep** ep, uint64_t flags, void* context) = 0;
+  virtual const AddressFormat& address_format() const noexcept = 0;
+  void progress() noexcept override = 0;
+  // Called by close() once nothing references the domain, before the object is deleted.
+  virtual void teardown() noexcept {}
+
+  int av_open(fi_av_attr* attr, fid_av** av, void* context);
+  int cq_open(fi_cq_attr* attr, fid_cq** cq, void* context);
+  int cntr_open(fi_cntr_attr* attr, fid_cntr** cntr, void* context);
+  int mr_reg(const iovec* iov, size_t count, uint64_t access, uint64_t offset, uint64_t key,
+             uint64_t flags, fid_mr** mr, void* context);
+  void mr_remove(Mr* mr) noexcept;
+  Mr* mr_find(uint64_t key) noexcept;
+
+ protected:
+  FidBox<fid_domain> box_;
+  Fabric* fabric_;
+  fi_info* info_ = nullptr;
+  util::MaybeLock lock_;
+  std::mutex mr_mu_;
+  std::unordered_map<uint64_t, Mr*> mrs_;
+  uint64_t next_key_ = 1;
+};
+
+}  // namespace pollfab::core

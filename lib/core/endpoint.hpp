@@ -1,0 +1,58 @@
+// EndpointBase: what every provider's endpoint shares (fi_endpoint(3)): the fid_ep box,
+// bindings to CQs (FI_TRANSMIT / FI_RECV, FI_SELECTIVE_COMPLETION), counters (FI_SEND,
+// FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE), an AV and an EQ; fi_enable
+// checks; FI_GETOPSFLAG / FI_SETOPSFLAG. Bindings hold references, released at close.
+// Errors: bind after enable or a second CQ for the same direction -> -FI_EINVAL; an object of
+// another domain -> -FI_EINVAL; unknown flags -> -FI_EBADFLAGS.
+#pragma once
+#include "lib/core/av.hpp"
+#include "lib/core/cntr.hpp"
+#include "lib/core/cq.hpp"
+#include "lib/core/domain.hpp"
+#include "lib/core/eq.hpp"
+#include "lib/core/fid.hpp"
+
+namespace pollfab::core {
+
+class EndpointBase : public Object {
+ public:
+  EndpointBase(Domain* dom, const fi_info* info, void* context);
+  ~EndpointBase() override;
+  fid_ep* fid() noexcept { return &box_.fid; }
+  Domain* domain() const noexcept { return dom_; }
+
+  int close() override;
+  int bind(struct fid* bfid, uint64_t flags) override;
+  int control(int command, void* arg) override;
+  // fi_enable(3): the provider brings the endpoint up (bindings are final from here).
+  virtual int enable() = 0;
+  // Called by close() before bindings are released and the object deleted.
+  virtual void teardown() noexcept {}
+
+ protected:
+  // Counter bumps for a completed operation (success or error), by kind.
+  static void bump(Cntr* c, bool ok) noexcept {
+    if (c) ok ? c->inc() : c->inc_err();
+  }
+
+  FidBox<fid_ep> box_;
+  Domain* dom_;
+  fi_ep_type type_;
+  uint64_t caps_ = 0;
+  uint64_t tx_op_flags_ = 0, rx_op_flags_ = 0;
+  uint64_t msg_order_ = 0;
+  Cq* tx_cq_ = nullptr;
+  Cq* rx_cq_ = nullptr;
+  bool tx_selective_ = false, rx_selective_ = false;
+  Cntr* send_cntr_ = nullptr;
+  Cntr* recv_cntr_ = nullptr;
+  Cntr* read_cntr_ = nullptr;
+  Cntr* write_cntr_ = nullptr;
+  Cntr* rread_cntr_ = nullptr;
+  Cntr* rwrite_cntr_ = nullptr;
+  Av* av_ = nullptr;
+  Eq* eq_ = nullptr;
+  bool enabled_ = false;
+};
+
+}  // namespace pollfab::core

@@ -1,0 +1,51 @@
+// Eq: the provider-neutral event queue (fi_eq(3)): read, readerr, write, sread with timeout,
+// strerror. Events are copied in and out by value (entry bytes as given to write()).
+// Thread-safety: MT-safe (a mutex and condition variable; the EQ is a control-path object).
+#pragma once
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "lib/core/fid.hpp"
+
+namespace pollfab::core {
+
+class Eq final : public Object {
+ public:
+  // fi_eq_open(3). attr may be null (defaults). Returns the object or throws std::bad_alloc.
+  Eq(Object* owner, const fi_eq_attr* attr, void* context);
+  fid_eq* fid() noexcept { return &box_.fid; }
+
+  int close() override;
+  int control(int command, void* arg) override;
+
+  // fi_eq_read: -FI_EAGAIN if empty, -FI_EAVAIL if an error is at the head, -FI_ETOOSMALL if
+  // len cannot hold the event; FI_PEEK leaves it queued. Returns the bytes copied.
+  ssize_t read(uint32_t* event, void* buf, size_t len, uint64_t flags);
+  ssize_t readerr(fi_eq_err_entry* buf, uint64_t flags);
+  // fi_eq_write: queues a copy of buf (len bytes). FI_EVENT-less flags ignored. Returns len.
+  ssize_t write(uint32_t event, const void* buf, size_t len, uint64_t flags);
+  // fi_eq_sread: blocks up to timeout ms (-1 forever) for an event.
+  ssize_t sread(uint32_t* event, void* buf, size_t len, int timeout, uint64_t flags);
+  // Queues an error event (providers: failed async operations).
+  void write_error(const fi_eq_err_entry& e);
+
+ private:
+  struct Event {
+    uint32_t event = 0;
+    bool error = false;
+    std::vector<uint8_t> data;
+    fi_eq_err_entry err{};
+  };
+  ssize_t read_locked(uint32_t* event, void* buf, size_t len, uint64_t flags);
+
+  FidBox<fid_eq> box_;
+  Object* owner_;
+  fi_eq_attr attr_{};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Event> q_;
+};
+
+}  // namespace pollfab::core

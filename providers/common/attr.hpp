@@ -1,0 +1,32 @@
+// Capabilities and attributes of the transport-based providers (dpdk, udp): one fi_info
+// candidate per (domain, endpoint type), built from the provider's limits.
+#pragma once
+#include <rdma/fabric.h>
+
+#include <string>
+
+namespace pollfab::providers {
+
+// Caps the transport endpoints implement (RDM and DGRAM alike).
+constexpr uint64_t kTransportCaps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
+                                    FI_SOURCE | FI_REMOTE_COMM;
+// Memory registration modes the providers can work with (none is required).
+constexpr int kTransportMrModes = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+
+struct InfoTemplate {
+  const char* prov_name = "";
+  std::string fabric_name;
+  std::string domain_name;
+  fi_ep_type type = FI_EP_RDM;
+  size_t max_msg_size = 0;       // bytes
+  size_t inject_size = 0;        // bytes
+  size_t tx_size = 1024;         // sends in flight
+  size_t rx_size = 1024;         // posted receives
+  size_t total_buffered_recv = 0;// bytes of unexpected data buffered
+  uint32_t prov_version = 0;
+};
+
+// A candidate (malloc'd, free with core::freeinfo), nullptr on allocation failure.
+fi_info* make_info(const InfoTemplate& t);
+
+}  // namespace pollfab::providers

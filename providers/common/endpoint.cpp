@@ -1,0 +1,221 @@
+#include "providers/common/endpoint.hpp"
+
+#include <cstring>
+
+#include "providers/common/domain.hpp"
+
+namespace pollfab::providers {
+
+using transport::Completion;
+using transport::PeerId;
+using util::Status;
+
+void install_endpoint_ops(fid_ep* ep) noexcept;  // endpoint_ops.cpp
+
+namespace {
+
+int fi_errno_of(Status s) noexcept {
+  switch (s) {
+    case Status::Ok: return 0;
+    case Status::Truncated: return FI_ETRUNC;
+    case Status::Canceled: return FI_ECANCELED;
+    case Status::TimedOut: return FI_ETIMEDOUT;
+    case Status::IoError: return FI_EIO;
+    case Status::NoMemory: return FI_ENOMEM;
+    case Status::TooBig: return FI_EMSGSIZE;
+    default: return FI_EOTHER;
+  }
+}
+
+transport::EngineConfig engine_config(const TransportDomain& d, const fi_info* info) {
+  const auto& t = d.config().transport;
+  transport::EngineConfig c;
+  c.reliable = info->ep_attr->type == FI_EP_RDM;
+  c.window_pkts = t.window_pkts;
+  c.ack_coalesce_pkts = t.ack_coalesce_pkts;
+  c.ack_delay_ns = uint64_t(t.ack_delay_us) * 1000;
+  c.rto_min_ns = uint64_t(t.rto_min_us) * 1000;
+  c.rto_max_ns = uint64_t(t.rto_max_us) * 1000;
+  c.rto_initial_ns = uint64_t(t.rto_initial_us) * 1000;
+  c.max_unexpected_bytes = t.max_unexpected_bytes;
+  if (info->tx_attr) {
+    c.tx_size = static_cast<uint32_t>(std::max<size_t>(info->tx_attr->size, 16));
+    c.inject_size = static_cast<uint32_t>(info->tx_attr->inject_size);
+  }
+  if (info->rx_attr) c.rx_size = static_cast<uint32_t>(std::max<size_t>(info->rx_attr->size, 16));
+  if (info->ep_attr->max_msg_size) c.max_msg_size = info->ep_attr->max_msg_size;
+  return c;
+}
+
+}  // namespace
+
+TransportEndpoint::TransportEndpoint(TransportDomain* dom, const fi_info* info, void* context)
+    : core::EndpointBase(dom, info, context), tdom_(dom) {
+  install_endpoint_ops(&box_.fid);
+  transport::EngineConfig cfg = engine_config(*dom, info);
+  ep_id_ = dom->attach(this);
+  cfg.ep_id = ep_id_;
+  engine_ = std::make_unique<transport::Engine>(cfg, dom->io(), dom->clock(), *this);
+  inject_size_ = engine_->config().inject_size;
+}
+
+TransportEndpoint::~TransportEndpoint() = default;
+
+int TransportEndpoint::enable() { return 0; }
+
+void TransportEndpoint::teardown() noexcept {
+  if (ep_id_) tdom_->detach(ep_id_);
+  util::Guard<util::MaybeLock> g(tdom_->lock());
+  engine_.reset();
+}
+
+PeerId TransportEndpoint::resolve(fi_addr_t addr) noexcept {
+  if (!av_) return transport::kNoPeer;
+  uint64_t gen = av_->generation();
+  if (gen != av_generation_) {  // an fi_av_remove happened: forget cached mappings
+    peer_cache_.clear();
+    av_generation_ = gen;
+  }
+  if (addr < peer_cache_.size() && peer_cache_[addr] != transport::kNoPeer) return peer_cache_[addr];
+  const uint8_t* bytes = av_->entry(addr);
+  Name n;
+  if (!bytes || !Name::decode(bytes, kNameBytes, tdom_->kind(), n)) return transport::kNoPeer;
+  PeerId p;
+  try {
+    p = engine_->peer(n.peer());
+    if (p == transport::kNoPeer) return p;
+    if (addr >= peer_cache_.size()) peer_cache_.resize(addr + 1, transport::kNoPeer);
+  } catch (...) {
+    return transport::kNoPeer;
+  }
+  peer_cache_[addr] = p;
+  engine_->set_peer_user(p, addr);
+  return p;
+}
+
+fi_addr_t TransportEndpoint::source_of(const Completion& c) noexcept {
+  if (c.peer_user != ~0ull) return c.peer_user;
+  if (c.peer == transport::kNoPeer || !av_) return FI_ADDR_NOTAVAIL;
+  const transport::PeerAddr& pa = engine_->peer_addr(c.peer);
+  uint8_t bytes[kNameBytes];
+  Name::from_host(tdom_->kind(), pa.host, pa.ep_id).encode(bytes);
+  fi_addr_t a = FI_ADDR_NOTAVAIL;
+  try {
+    a = av_->reverse(bytes);
+  } catch (...) {
+  }
+  if (a != FI_ADDR_NOTAVAIL) engine_->set_peer_user(c.peer, a);
+  return a;
+}
+
+ssize_t TransportEndpoint::post_send(const iovec* iov, size_t count, fi_addr_t dest,
+                                     void* context, uint64_t data, uint64_t tag, uint64_t flags,
+                                     bool tagged) noexcept {
+  if (count > transport::kMaxIov || (count && !iov)) return -FI_EINVAL;
+  util::Guard<util::MaybeLock> g(tdom_->lock());
+  transport::SendOp op;
+  op.peer = resolve(dest);
+  if (op.peer == transport::kNoPeer) return -FI_EINVAL;
+  for (size_t i = 0; i < count; ++i) op.iov[i] = iov[i];
+  op.iov_count = static_cast<uint32_t>(count);
+  op.tag = tag;
+  op.cq_data = data;
+  op.context = context;
+  op.flags = (tagged ? transport::kOpTagged : 0) |
+             ((flags & FI_REMOTE_CQ_DATA) ? transport::kOpCqData : 0) |
+             ((flags & FI_INJECT) ? transport::kOpInject : 0) |
+             ((!tx_selective_ || (flags & FI_COMPLETION)) ? transport::kOpCompletion : 0);
+  switch (engine_->send(op)) {
+    case Status::Ok: return 0;
+    case Status::NoResource: return -FI_EAGAIN;
+    case Status::TooBig: return -FI_EMSGSIZE;
+    default: return -FI_EINVAL;
+  }
+}
+
+ssize_t TransportEndpoint::post_recv(const iovec* iov, size_t count, fi_addr_t src, void* context,
+                                     uint64_t tag, uint64_t ignore, uint64_t flags,
+                                     bool tagged) noexcept {
+  if (count > transport::kMaxIov || (count && !iov)) return -FI_EINVAL;
+  if (flags & (FI_MULTI_RECV | FI_PEEK | FI_CLAIM | FI_DISCARD)) return -FI_ENOSYS;
+  util::Guard<util::MaybeLock> g(tdom_->lock());
+  transport::RecvOp op;
+  op.peer = transport::kAnyPeer;
+  if ((caps_ & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC) {
+    op.peer = resolve(src);
+    if (op.peer == transport::kNoPeer) return -FI_EINVAL;
+  }
+  for (size_t i = 0; i < count; ++i) op.iov[i] = iov[i];
+  op.iov_count = static_cast<uint32_t>(count);
+  op.tag = tag;
+  op.ignore = ignore;
+  op.context = context;
+  op.flags = (tagged ? transport::kOpTagged : 0) |
+             ((!rx_selective_ || (flags & FI_COMPLETION)) ? transport::kOpCompletion : 0);
+  switch (engine_->recv(op)) {
+    case Status::Ok: return 0;
+    case Status::NoResource: return -FI_EAGAIN;
+    default: return -FI_EINVAL;
+  }
+}
+
+ssize_t TransportEndpoint::cancel(void* context) noexcept {
+  util::Guard<util::MaybeLock> g(tdom_->lock());
+  return engine_->cancel_recv(context) ? 0 : -FI_ENOENT;
+}
+
+void TransportEndpoint::on_completion(const Completion& c) noexcept {
+  const bool send = c.flags & transport::kCompSend;
+  const bool ok = c.status == Status::Ok;
+  bump(send ? send_cntr_ : recv_cntr_, ok);
+  core::Cq* cq = send ? tx_cq_ : rx_cq_;
+  if (!cq || !c.cq_entry) return;
+  uint64_t fl = (send ? FI_SEND : FI_RECV) | ((c.flags & transport::kCompTagged) ? FI_TAGGED : FI_MSG);
+  if (c.flags & transport::kCompRemoteCqData) fl |= FI_REMOTE_CQ_DATA;
+  if (ok) {
+    cq->push(c.context, fl, send ? 0 : c.len, send ? nullptr : c.buf, c.cq_data,
+             (c.flags & transport::kCompTagged) ? c.tag : 0, send ? FI_ADDR_NOTAVAIL : source_of(c));
+    return;
+  }
+  fi_cq_err_entry e{};
+  e.op_context = c.context;
+  e.flags = fl;
+  e.len = c.len;
+  e.buf = c.buf;
+  e.data = c.cq_data;
+  e.tag = c.tag;
+  e.olen = c.olen;
+  e.err = fi_errno_of(c.status);
+  e.prov_errno = e.err;
+  cq->push_error(e);
+}
+
+int TransportEndpoint::getname(void* addr, size_t* addrlen) noexcept {
+  if (!addrlen) return -FI_EINVAL;
+  if (!addr || *addrlen < kNameBytes) {
+    *addrlen = kNameBytes;
+    return -FI_ETOOSMALL;
+  }
+  tdom_->local_name(ep_id_).encode(static_cast<uint8_t*>(addr));
+  *addrlen = kNameBytes;
+  return 0;
+}
+
+int TransportEndpoint::setname(const void* addr, size_t addrlen) noexcept {
+  if (enabled_) return -FI_EOPBADSTATE;
+  Name n, mine = tdom_->local_name(ep_id_);
+  if (!Name::decode(static_cast<const uint8_t*>(addr), addrlen, tdom_->kind(), n)) return -FI_EINVAL;
+  if (std::memcmp(n.mac, mine.mac, 6) != 0 || n.ipv4 != mine.ipv4 || n.udp_port != mine.udp_port)
+    return -FI_EADDRNOTAVAIL;
+  if (!n.ep_id) return -FI_EINVAL;
+  try {
+    if (!tdom_->move(ep_id_, n.ep_id)) return -FI_EADDRINUSE;
+  } catch (...) {
+    return -FI_ENOMEM;
+  }
+  ep_id_ = n.ep_id;
+  engine_->set_ep_id(ep_id_);
+  return 0;
+}
+
+}  // namespace pollfab::providers

@@ -1,0 +1,59 @@
+// TransportEndpoint: an FI_EP_RDM or FI_EP_DGRAM endpoint on a TransportDomain, running one
+// transport::Engine (reliable for RDM, datagram for DGRAM). Implements fi_msg(3) and
+// fi_tagged(3) data operations, fi_cancel for posted receives, fi_getname/fi_setname, and turns
+// engine completions into CQ entries, CQ error entries and counter updates (fi_cq(3),
+// fi_cntr(3)).
+//
+// Errors returned by data calls: -FI_EAGAIN (no send/receive slot or packet buffer: progress
+// and retry), -FI_EMSGSIZE (length above max_msg_size, or above inject_size for inject),
+// -FI_EINVAL (unknown fi_addr, too many iovs), -FI_EOPBADSTATE (not enabled),
+// -FI_ENOSYS (FI_MULTI_RECV, FI_PEEK/FI_CLAIM: not yet). Failures after acceptance are CQ
+// error entries: FI_ETRUNC (receive buffer too small, olen = bytes lost), FI_ECANCELED,
+// FI_EIO (peer restarted).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "lib/core/endpoint.hpp"
+#include "transport/engine.hpp"
+
+namespace pollfab::providers {
+
+class TransportDomain;
+
+class TransportEndpoint final : public core::EndpointBase, public transport::CompletionSink {
+ public:
+  TransportEndpoint(TransportDomain* dom, const fi_info* info, void* context);
+  ~TransportEndpoint() override;
+
+  uint16_t ep_id() const noexcept { return ep_id_; }
+  transport::Engine& engine() noexcept { return *engine_; }
+  int enable() override;
+  void teardown() noexcept override;
+  void on_completion(const transport::Completion& c) noexcept override;
+
+  // Data path (trampolines in endpoint_ops.cpp). flags are FI_* operation flags.
+  ssize_t post_send(const iovec* iov, size_t count, fi_addr_t dest, void* context,
+                    uint64_t data, uint64_t tag, uint64_t flags, bool tagged) noexcept;
+  ssize_t post_recv(const iovec* iov, size_t count, fi_addr_t src, void* context, uint64_t tag,
+                    uint64_t ignore, uint64_t flags, bool tagged) noexcept;
+  ssize_t cancel(void* context) noexcept;
+  int getname(void* addr, size_t* addrlen) noexcept;
+  int setname(const void* addr, size_t addrlen) noexcept;
+  uint64_t tx_op_flags() const noexcept { return tx_op_flags_; }
+  uint64_t rx_op_flags() const noexcept { return rx_op_flags_; }
+  size_t inject_size() const noexcept { return inject_size_; }
+
+ private:
+  transport::PeerId resolve(fi_addr_t addr) noexcept;
+  fi_addr_t source_of(const transport::Completion& c) noexcept;
+
+  TransportDomain* tdom_;
+  std::unique_ptr<transport::Engine> engine_;
+  uint16_t ep_id_ = 0;
+  size_t inject_size_ = 0;
+  std::vector<transport::PeerId> peer_cache_;  // fi_addr -> peer
+  uint64_t av_generation_ = 0;
+};
+
+}  // namespace pollfab::providers

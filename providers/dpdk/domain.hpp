@@ -1,0 +1,49 @@
+// DpdkFabric owns a reference on EAL (fi_fabric fails with -FI_EACCES / -FI_ENOMEM / -FI_EIO
+// and a log line saying what to do when EAL cannot start). DpdkDomain opens its port, derives
+// its address (MAC, IPv4, UDP port) and runs the shared transport domain over DpdkIo.
+#pragma once
+#include <memory>
+
+#include "dpdk_glue/port.hpp"
+#include "lib/config/config.hpp"
+#include "lib/core/fabric.hpp"
+#include "providers/common/domain.hpp"
+#include "providers/dpdk/io.hpp"
+
+namespace pollfab::providers::dpdk {
+
+class DpdkFabric final : public core::Fabric {
+ public:
+  DpdkFabric(core::Provider* prov, const fi_fabric_attr* attr, void* context,
+             const config::Config& cfg);
+  ~DpdkFabric() override;
+  int open_domain(fi_info* info, fid_domain** dom, uint64_t flags, void* context) override;
+  const config::Config& config() const noexcept { return cfg_; }
+
+ private:
+  config::Config cfg_;
+};
+
+class DpdkDomain final : public TransportDomain {
+ public:
+  DpdkDomain(DpdkFabric* fabric, const fi_info* info, void* context, const config::Config& cfg,
+             std::shared_ptr<dpdk_glue::Port> port);
+  ~DpdkDomain() override;
+  transport::PacketIo& io() noexcept override { return *io_; }
+  uint16_t rx_burst(transport::PacketBuf* out, uint16_t n) noexcept override {
+    return io_->rx_burst(out, n);
+  }
+  void service() noexcept override { io_->service(); }
+  Name local_name(uint16_t ep_id) const noexcept override;
+
+ private:
+  std::shared_ptr<dpdk_glue::Port> port_;
+  std::unique_ptr<DpdkIo> io_;
+  Name base_;
+};
+
+// Domain (port) name of a vdev / device string: the part before the first ','.
+std::string device_name(const std::string& dev);
+int fi_errno_of(util::Status s) noexcept;
+
+}  // namespace pollfab::providers::dpdk

@@ -1,0 +1,190 @@
+#include "providers/dpdk/io.hpp"
+
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include <cstring>
+
+#include "dpdk_glue/eal.hpp"
+#include "lib/util/bits.hpp"
+#include "lib/util/clock.hpp"
+
+namespace pollfab::providers::dpdk {
+
+using transport::PacketBuf;
+
+DpdkIo::DpdkIo(dpdk_glue::Port& port, uint32_t ipv4, uint16_t udp_port,
+               const transport::testing::FaultConfig& faults)
+    : port_(port), mtu_(port.mtu()), ipv4_(ipv4), udp_port_(udp_port), mac_(port.mac()),
+      faults_(faults), faulty_(faults.any()) {}
+
+DpdkIo::~DpdkIo() {
+  for (uint32_t i = 0; i < n_delayed_; ++i) rte_pktmbuf_free(delayed_[i].m);
+}
+
+uint16_t DpdkIo::alloc(PacketBuf* out, uint16_t n) noexcept {
+  dpdk_glue::ensure_thread_registered();
+  rte_mbuf* m[64];
+  if (n > 64) n = 64;
+  while (n && rte_pktmbuf_alloc_bulk(port_.pool(), m, n) != 0) n /= 2;
+  for (uint16_t i = 0; i < n; ++i) {
+    uint8_t* base = rte_pktmbuf_mtod(m[i], uint8_t*);
+    out[i] = PacketBuf{};
+    out[i].data = base + kL2L4Bytes;
+    out[i].cap = std::min<uint32_t>(max_packet_bytes(), rte_pktmbuf_tailroom(m[i]) - kL2L4Bytes);
+    out[i].handle = m[i];
+  }
+  return n;
+}
+
+void DpdkIo::free(PacketBuf* pkts, uint16_t n) noexcept {
+  for (uint16_t i = 0; i < n; ++i) rte_pktmbuf_free(static_cast<rte_mbuf*>(pkts[i].handle));
+}
+
+void DpdkIo::resolve(const transport::HostAddr& host, transport::Route& route) noexcept {
+  // Template of the 42 lower-layer bytes; lengths and the IPv4 checksum are filled per frame.
+  uint8_t* p = route.bytes;
+  std::memset(p, 0, sizeof route.bytes);
+  auto* eth = reinterpret_cast<rte_ether_hdr*>(p);
+  std::memcpy(&eth->dst_addr, host.bytes, 6);
+  eth->src_addr = mac_;
+  eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+  auto* ip = reinterpret_cast<rte_ipv4_hdr*>(p + 14);
+  ip->version_ihl = RTE_IPV4_VHL_DEF;
+  ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+  ip->time_to_live = 64;
+  ip->next_proto_id = IPPROTO_UDP;
+  ip->src_addr = rte_cpu_to_be_32(ipv4_);
+  ip->dst_addr = rte_cpu_to_be_32(util::load_be32(host.bytes + 8));
+  auto* udp = reinterpret_cast<rte_udp_hdr*>(p + 34);
+  udp->src_port = rte_cpu_to_be_16(udp_port_);
+  udp->dst_port = rte_cpu_to_be_16(util::load_be16(host.bytes + 6));
+}
+
+uint16_t DpdkIo::send_frames(rte_mbuf** m, uint16_t n) noexcept {
+  uint16_t sent = port_.tx_burst(m, n);
+  stats_.tx_frames += sent;
+  return sent;
+}
+
+uint16_t DpdkIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
+  rte_mbuf* frames[64];
+  if (n > 64) n = 64;
+  for (uint16_t i = 0; i < n; ++i) {
+    rte_mbuf* m = static_cast<rte_mbuf*>(pkts[i].handle);
+    uint8_t* base = rte_pktmbuf_mtod(m, uint8_t*);
+    std::memcpy(base, pkts[i].route->bytes, kL2L4Bytes);
+    auto* ip = reinterpret_cast<rte_ipv4_hdr*>(base + 14);
+    ip->total_length = rte_cpu_to_be_16(static_cast<uint16_t>(28 + pkts[i].len));
+    ip->hdr_checksum = 0;
+    ip->hdr_checksum = rte_ipv4_cksum(ip);
+    reinterpret_cast<rte_udp_hdr*>(base + 34)->dgram_len =
+        rte_cpu_to_be_16(static_cast<uint16_t>(8 + pkts[i].len));
+    m->data_len = static_cast<uint16_t>(kL2L4Bytes + pkts[i].len);
+    m->pkt_len = m->data_len;
+    frames[i] = m;
+  }
+  if (n_delayed_) service();
+  if (!faulty_) return send_frames(frames, n);
+
+  // Fault injection: decide per frame, then send what survives in order.
+  rte_mbuf* out[128];
+  uint16_t k = 0;
+  for (uint16_t i = 0; i < n; ++i) {
+    using A = transport::testing::FaultInjector::Action;
+    switch (faults_.next()) {
+      case A::Drop:
+        ++stats_.fault_dropped;
+        rte_pktmbuf_free(frames[i]);
+        break;
+      case A::Duplicate:
+        ++stats_.fault_duplicated;
+        rte_mbuf_refcnt_update(frames[i], 1);
+        out[k++] = frames[i];
+        out[k++] = frames[i];
+        break;
+      case A::Reorder:
+        if (n_delayed_ < kMaxDelayed) {
+          ++stats_.fault_delayed;
+          delayed_[n_delayed_++] = {frames[i], util::monotonic_ns() + 20'000ull * faults_.reorder_distance()};
+        } else {
+          out[k++] = frames[i];
+        }
+        break;
+      default:
+        out[k++] = frames[i];
+        break;
+    }
+  }
+  uint16_t sent = send_frames(out, k);
+  for (uint16_t i = sent; i < k; ++i) rte_pktmbuf_free(out[i]);  // lost on a full ring
+  return n;  // every frame was consumed (sent, dropped or delayed)
+}
+
+void DpdkIo::service() noexcept {
+  if (!n_delayed_) return;
+  uint64_t now = util::monotonic_ns();
+  rte_mbuf* due[kMaxDelayed];
+  uint16_t k = 0;
+  uint32_t j = 0;
+  for (uint32_t i = 0; i < n_delayed_; ++i) {
+    if (delayed_[i].due_ns <= now) due[k++] = delayed_[i].m;
+    else delayed_[j++] = delayed_[i];
+  }
+  n_delayed_ = j;
+  uint16_t sent = k ? send_frames(due, k) : 0;
+  for (uint16_t i = sent; i < k; ++i) rte_pktmbuf_free(due[i]);
+}
+
+uint16_t DpdkIo::rx_burst(PacketBuf* out, uint16_t n) noexcept {
+  rte_mbuf* m[64];
+  if (n > 64) n = 64;
+  uint16_t got = port_.rx_burst(m, n);
+  uint16_t k = 0;
+  for (uint16_t i = 0; i < got; ++i) {
+    rte_mbuf* f = m[i];
+    ++stats_.rx_frames;
+    const uint8_t* p = rte_pktmbuf_mtod(f, const uint8_t*);
+    const uint32_t len = f->data_len;
+    auto drop = [&](uint64_t& counter) {
+      ++counter;
+      rte_pktmbuf_free(f);
+    };
+    if (f->nb_segs != 1) { drop(stats_.rx_multiseg); continue; }
+    if (len < kL2L4Bytes) { drop(stats_.rx_not_ipv4); continue; }
+    auto* eth = reinterpret_cast<const rte_ether_hdr*>(p);
+    if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) { drop(stats_.rx_not_ipv4); continue; }
+    if (!rte_is_same_ether_addr(&eth->dst_addr, &mac_) && !rte_is_broadcast_ether_addr(&eth->dst_addr)) {
+      drop(stats_.rx_not_for_us);
+      continue;
+    }
+    auto* ip = reinterpret_cast<const rte_ipv4_hdr*>(p + 14);
+    uint16_t ip_len = rte_be_to_cpu_16(ip->total_length);
+    if (ip->version_ihl != RTE_IPV4_VHL_DEF || ip_len < 28 || ip_len > len - 14) {
+      drop(stats_.rx_bad_ip);
+      continue;
+    }
+    if (rte_be_to_cpu_16(ip->fragment_offset) & (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) {
+      drop(stats_.rx_fragment);
+      continue;
+    }
+    if (ip->next_proto_id != IPPROTO_UDP) { drop(stats_.rx_not_udp); continue; }
+    if (rte_be_to_cpu_32(ip->dst_addr) != ipv4_) { drop(stats_.rx_not_for_us); continue; }
+    auto* udp = reinterpret_cast<const rte_udp_hdr*>(p + 34);
+    uint16_t udp_len = rte_be_to_cpu_16(udp->dgram_len);
+    if (rte_be_to_cpu_16(udp->dst_port) != udp_port_) { drop(stats_.rx_not_for_us); continue; }
+    if (udp_len < 8 || udp_len != ip_len - 20) { drop(stats_.rx_bad_udp); continue; }
+    PacketBuf& b = out[k++];
+    b = PacketBuf{};
+    b.data = const_cast<uint8_t*>(p) + kL2L4Bytes;
+    b.len = udp_len - 8u;
+    b.handle = f;
+    std::memcpy(b.src.bytes, &eth->src_addr, 6);
+    std::memcpy(b.src.bytes + 6, &udp->src_port, 2);  // big-endian, as in names
+    std::memcpy(b.src.bytes + 8, &ip->src_addr, 4);
+  }
+  return k;
+}
+
+}  // namespace pollfab::providers::dpdk

@@ -1,0 +1,67 @@
+// DpdkIo: the transport's PacketIo over one port queue pair. Frames are
+// Ethernet / IPv4 (no options, DF) / UDP (checksum 0) / pollfab header / payload
+// (docs/wire-format.md). The lower 42 bytes of every frame come from a per-peer template built
+// by resolve(); tx fills the lengths and the IPv4 checksum. rx validates every lower-layer
+// field (our MAC or broadcast, IPv4 version/IHL/length/no fragments/UDP/our address, our UDP
+// port, UDP length) and drops and counts anything else. An optional seeded fault injector on
+// tx drops, duplicates (second reference to the same mbuf) or delays (reorders) frames.
+// Thread-safety: none (the domain serialises).
+#pragma once
+#include <rte_mbuf.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "dpdk_glue/port.hpp"
+#include "transport/packet_io.hpp"
+#include "transport/testing/fault_injector.hpp"
+
+namespace pollfab::providers::dpdk {
+
+constexpr uint32_t kL2L4Bytes = 14 + 20 + 8;
+
+struct IoStats {
+  uint64_t rx_frames = 0, tx_frames = 0;
+  uint64_t rx_not_ipv4 = 0, rx_not_for_us = 0, rx_bad_ip = 0, rx_not_udp = 0, rx_bad_udp = 0;
+  uint64_t rx_fragment = 0, rx_multiseg = 0;
+  uint64_t fault_dropped = 0, fault_duplicated = 0, fault_delayed = 0;
+};
+
+class DpdkIo final : public transport::PacketIo {
+ public:
+  DpdkIo(dpdk_glue::Port& port, uint32_t ipv4, uint16_t udp_port,
+         const transport::testing::FaultConfig& faults);
+  ~DpdkIo() override;
+
+  uint32_t max_packet_bytes() const noexcept override { return mtu_ - 28; }
+  uint16_t alloc(transport::PacketBuf* out, uint16_t n) noexcept override;
+  uint16_t tx_burst(transport::PacketBuf* pkts, uint16_t n) noexcept override;
+  void free(transport::PacketBuf* pkts, uint16_t n) noexcept override;
+  void resolve(const transport::HostAddr& host, transport::Route& route) noexcept override;
+
+  uint16_t rx_burst(transport::PacketBuf* out, uint16_t n) noexcept;
+  // Sends delayed (reordered) frames whose time has come.
+  void service() noexcept;
+  const IoStats& stats() const noexcept { return stats_; }
+
+ private:
+  uint16_t send_frames(rte_mbuf** m, uint16_t n) noexcept;
+
+  dpdk_glue::Port& port_;
+  uint32_t mtu_;
+  uint32_t ipv4_;      // host order
+  uint16_t udp_port_;  // host order
+  rte_ether_addr mac_;
+  transport::testing::FaultInjector faults_;
+  bool faulty_;
+  struct Delayed {
+    rte_mbuf* m;
+    uint64_t due_ns;
+  };
+  static constexpr uint32_t kMaxDelayed = 256;
+  Delayed delayed_[kMaxDelayed];
+  uint32_t n_delayed_ = 0;
+  IoStats stats_;
+};
+
+}  // namespace pollfab::providers::dpdk

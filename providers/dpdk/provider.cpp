@@ -1,0 +1,140 @@
+// The dpdk provider's registration: candidates for fi_getinfo, fi_fabric, FI_DPDK_* params.
+#include "providers/dpdk/provider.hpp"
+
+#include <arpa/inet.h>
+
+#include <cstring>
+
+#include "dpdk_glue/eal.hpp"
+#include "lib/config/loader.hpp"
+#include "lib/config/schema.hpp"
+#include "lib/core/info_alloc.hpp"
+#include "lib/core/params.hpp"
+#include "lib/util/log.hpp"
+#include "providers/common/attr.hpp"
+#include "providers/common/name.hpp"
+#include "providers/dpdk/domain.hpp"
+#include "providers/dpdk/io.hpp"
+#include "transport/wire.hpp"
+
+namespace pollfab::providers::dpdk {
+namespace {
+
+constexpr const char* kName = "dpdk";
+constexpr uint32_t kInjectBytes = 1024;
+
+class DpdkProvider final : public core::Provider {
+ public:
+  const char* name() const noexcept override { return kName; }
+
+  int candidates(uint32_t version, const char* node, const char* service, uint64_t flags,
+                 const fi_info* hints, std::vector<fi_info*>& out) override {
+    config::LoadResult lr = config::load(kName);
+    if (!lr.config) {
+      PF_LOG(kName, Warn, Core, "configuration refused: {}", lr.error);
+      return -FI_EINVAL;
+    }
+    const config::Config& cfg = *lr.config;
+    // Addresses: names are binary (MAC, IPv4, UDP port, endpoint id); a node string cannot be
+    // resolved to a MAC, so only hinted binary names are used.
+    if (node && !(flags & FI_SOURCE)) {
+      PF_LOG(kName, Info, Core,
+             "destination '{}' by node name is not supported: exchange fi_getname() names and "
+             "fi_av_insert() them", node);
+      return -FI_ENODATA;
+    }
+    Name dest;
+    if (hints && hints->dest_addr &&
+        (hints->addr_format != FI_FORMAT_UNSPEC ||
+         !Name::decode(static_cast<const uint8_t*>(hints->dest_addr), hints->dest_addrlen,
+                       NameKind::Dpdk, dest)))
+      return -FI_ENODATA;
+    Name src;
+    if (hints && hints->src_addr &&
+        (hints->addr_format != FI_FORMAT_UNSPEC ||
+         !Name::decode(static_cast<const uint8_t*>(hints->src_addr), hints->src_addrlen,
+                       NameKind::Dpdk, src)))
+      return -FI_ENODATA;
+
+    const uint32_t max_pkt = cfg.dpdk.mtu - 28;
+    const size_t dgram_max = max_pkt - transport::wire::kHeaderBytes;
+    std::vector<std::string> devs;
+    for (const auto& v : cfg.dpdk.vdevs) devs.push_back(device_name(v));
+    for (const auto& p : cfg.eal.pci_allow) devs.push_back(device_name(p));
+    for (const std::string& dev : devs) {
+      for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM}) {
+        InfoTemplate t;
+        t.prov_name = kName;
+        t.fabric_name = "dpdk";
+        t.domain_name = dev;
+        t.type = type;
+        t.max_msg_size = type == FI_EP_RDM ? 0xffffffffull : dgram_max;
+        t.inject_size = type == FI_EP_RDM ? kInjectBytes : std::min<size_t>(kInjectBytes, dgram_max);
+        t.total_buffered_recv = type == FI_EP_RDM ? cfg.transport.max_unexpected_bytes : 0;
+        t.prov_version = version_();
+        fi_info* i = make_info(t);
+        if (!i) return -FI_ENOMEM;
+        if (hints && hints->dest_addr && !copy_addr(hints->dest_addr, &i->dest_addr, &i->dest_addrlen)) {
+          core::freeinfo(i);
+          return -FI_ENOMEM;
+        }
+        if (hints && hints->src_addr && !copy_addr(hints->src_addr, &i->src_addr, &i->src_addrlen)) {
+          core::freeinfo(i);
+          return -FI_ENOMEM;
+        }
+        out.push_back(i);
+      }
+    }
+    return out.empty() ? -FI_ENODATA : 0;
+  }
+
+  int fabric(fi_fabric_attr* attr, fid_fabric** fabric, void* context) override {
+    config::LoadResult lr = config::load(kName);
+    if (!lr.config) {
+      PF_LOG(kName, Warn, Fabric, "configuration refused: {}", lr.error);
+      return -FI_EINVAL;
+    }
+    dpdk_glue::EalResult r = dpdk_glue::eal_acquire(*lr.config);
+    if (r.status != util::Status::Ok) {
+      PF_LOG(kName, Warn, Fabric, "fi_fabric: {}", r.message);
+      return fi_errno_of(r.status);
+    }
+    auto* f = new DpdkFabric(this, attr, context, *lr.config);
+    *fabric = f->fid();
+    return 0;
+  }
+
+  void define_params() override {
+    for (const config::KeyInfo& k : config::schema()) {
+      if (!config::applies_to(kName, k)) continue;
+      std::string env = config::env_name(kName, k);  // FI_DPDK_...
+      std::string param = env.substr(strlen("FI_DPDK_"));
+      for (char& c : param) c = static_cast<char>(tolower(c));
+      fi_param_type type = k.type == config::Type::Bool  ? FI_PARAM_BOOL
+                           : k.type == config::Type::Int ? FI_PARAM_SIZE_T
+                                                         : FI_PARAM_STRING;
+      std::string help = std::string(k.help) + (k.unit && *k.unit ? std::string(" (") + k.unit + ")" : "") +
+                         " [config " + k.section + "." + k.key + ", default " + k.default_text + "]";
+      core::param_define(kName, param.c_str(), type, help.c_str());
+    }
+  }
+
+ private:
+  uint32_t version_() const noexcept { return version(); }
+  static bool copy_addr(const void* src, void** dst, size_t* len) {
+    *dst = malloc(kNameBytes);
+    if (!*dst) return false;
+    std::memcpy(*dst, src, kNameBytes);
+    *len = kNameBytes;
+    return true;
+  }
+};
+
+}  // namespace
+
+core::Provider* provider() {
+  static DpdkProvider p;
+  return &p;
+}
+
+}  // namespace pollfab::providers::dpdk
