@@ -1,12 +1,20 @@
 #include "dpdk_glue/port.hpp"
 
+#include <net/if.h>
+#include <net/if_arp.h>
 #include <rte_errno.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
 
 #include <cstdlib>
 #include <map>
 #include <mutex>
 
 #include "dpdk_glue/netns.hpp"
+#include "dpdk_glue/sigio.hpp"
 #include "lib/util/log.hpp"
 
 namespace pollfab::dpdk_glue {
@@ -24,9 +32,34 @@ struct PortState {
 };
 
 std::mutex g_mu;
+// Never destroyed: the exit hook below runs after static destructors would have.
 std::map<std::string, PortState>& ports() {
-  static std::map<std::string, PortState> m;
-  return m;
+  static auto* m = new std::map<std::string, PortState>();
+  return *m;
+}
+
+// net_tap gives the kernel side of its TAP the port's own MAC. A Linux bridge then takes frames
+// for that MAC as its own (a local FDB entry) instead of forwarding them to the port, so the
+// kernel side gets a different MAC (last byte flipped); the bridge learns the port's MAC from
+// the frames the port sends.
+void separate_tap_kernel_mac(uint16_t port, const rte_ether_addr& mac) {
+  rte_eth_dev_info info{};
+  if (rte_eth_dev_info_get(port, &info) != 0 || !info.driver_name ||
+      strcmp(info.driver_name, "net_tap") != 0 || info.if_index == 0)
+    return;
+  char ifname[IF_NAMESIZE] = {};
+  if (!if_indextoname(info.if_index, ifname)) return;
+  ifreq ifr{};
+  strncpy(ifr.ifr_name, ifname, IF_NAMESIZE - 1);
+  ifr.ifr_hwaddr.sa_family = ARPHRD_ETHER;
+  std::memcpy(ifr.ifr_hwaddr.sa_data, mac.addr_bytes, 6);
+  ifr.ifr_hwaddr.sa_data[5] = static_cast<char>(ifr.ifr_hwaddr.sa_data[5] ^ 0x80);
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  if (ioctl(fd, SIOCSIFHWADDR, &ifr) != 0)
+    PF_LOG("dpdk", Warn, Domain, "{}: cannot give the TAP's kernel side its own MAC: {}", ifname,
+           strerror(errno));
+  close(fd);
 }
 
 void close_all_at_exit() {
@@ -107,6 +140,8 @@ std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Conf
       return nullptr;
     }
     s.started = true;
+    separate_tap_kernel_mac(s.id, s.mac);
+    confine_tap_sigio();
   }
   ++s.refs;
   std::shared_ptr<Port> p(new Port());

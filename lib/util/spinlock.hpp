@@ -27,6 +27,7 @@ class MaybeLock {
   void enable(bool on) noexcept { enabled_ = on; }
   bool enabled() const noexcept { return enabled_; }
   void lock() noexcept { if (enabled_) lock_.lock(); }
+  bool try_lock() noexcept { return enabled_ ? lock_.try_lock() : true; }
   void unlock() noexcept { if (enabled_) lock_.unlock(); }
 
  private:

@@ -9,9 +9,45 @@ TransportDomain::TransportDomain(core::Fabric* fabric, const fi_info* info, void
                                  NameKind kind, const config::Config& cfg)
     : core::Domain(fabric, info, context), cfg_(cfg), kind_(kind), fmt_(kind) {
   eps_.resize(1, nullptr);  // id 0 is never used
+  lock_.enable(true);       // the assist thread may run progress concurrently
 }
 
-TransportDomain::~TransportDomain() = default;
+TransportDomain::~TransportDomain() { stop_assist(); }
+
+void TransportDomain::teardown() noexcept { stop_assist(); }
+
+void TransportDomain::start_assist() {
+  if (cfg_.transport.assist_interval_us == 0 || assist_.joinable()) return;
+  assist_ = std::thread([this] { assist_main(); });
+}
+
+void TransportDomain::stop_assist() noexcept {
+  if (!assist_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> g(assist_mu_);
+    assist_stop_ = true;
+  }
+  assist_cv_.notify_all();
+  assist_.join();
+}
+
+void TransportDomain::assist_main() noexcept {
+  pthread_setname_np(pthread_self(), "pollfab-assist");
+  const auto interval = std::chrono::microseconds(cfg_.transport.assist_interval_us);
+  uint64_t seen = progress_calls_.load(std::memory_order_relaxed);
+  std::unique_lock<std::mutex> lk(assist_mu_);
+  while (!assist_cv_.wait_for(lk, interval, [this] { return assist_stop_; })) {
+    uint64_t calls = progress_calls_.load(std::memory_order_relaxed);
+    if (calls != seen) {  // the application is driving progress: stay out of its way
+      seen = calls;
+      continue;
+    }
+    if (!lock_.try_lock()) continue;
+    progress_locked();
+    lock_.unlock();
+    assist_runs_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
 
 int TransportDomain::open_endpoint(fi_info* info, fid_ep** ep, uint64_t flags, void* context) {
   if (!info->ep_attr) return -FI_EINVAL;
@@ -29,21 +65,30 @@ int TransportDomain::open_endpoint(fi_info* info, fid_ep** ep, uint64_t flags, v
 
 void TransportDomain::progress() noexcept {
   util::Guard<util::MaybeLock> g(lock_);
+  progress_calls_.store(progress_calls_.load(std::memory_order_relaxed) + 1,
+                        std::memory_order_relaxed);
+  progress_locked();
+}
+
+void TransportDomain::progress_locked() noexcept {
   transport::PacketBuf bufs[32];
   uint16_t n = rx_burst(bufs, 32);
   for (uint16_t i = 0; i < n; ++i) {
     uint16_t ep = 0;
-    if (!transport::wire::peek_dst_ep(bufs[i].data, bufs[i].len, ep) || ep >= eps_.size() ||
-        !eps_[ep]) {
+    transport::Engine* e = nullptr;
+    if (transport::wire::peek_dst_ep(bufs[i].data, bufs[i].len, ep) && ep < eps_.size() && eps_[ep])
+      e = eps_[ep]->engine_ptr();
+    if (!e) {
       ++drop_unknown_ep_;
       io().free(&bufs[i], 1);
       continue;
     }
-    eps_[ep]->engine().on_packet(bufs[i]);
+    e->on_packet(bufs[i]);
   }
   service();
   for (size_t i = 1; i < eps_.size(); ++i)
-    if (eps_[i]) eps_[i]->engine().progress();
+    if (eps_[i])
+      if (transport::Engine* e = eps_[i]->engine_ptr()) e->progress();
 }
 
 uint16_t TransportDomain::attach(TransportEndpoint* ep, uint16_t wanted) {

@@ -5,10 +5,20 @@
 // Progress (FI_PROGRESS_MANUAL): progress() receives one burst, demultiplexes packets to
 // endpoints by the header's dst_ep (unknown ids are dropped and counted), runs the I/O layer's
 // timers, then every endpoint's engine timers and transmit queue.
-// Thread-safety: FI_THREAD_SAFE domains serialise progress and data calls with the domain
-// lock; other threading levels rely on the application.
+// Liveness assist (transport.assist_interval_us): under manual progress a peer waits for our
+// ACKs and retransmissions only while the application calls in. When the application is
+// blocked elsewhere (e.g. in its own out-of-band socket) a helper thread notices that no
+// progress call happened for one interval and runs progress itself, so no peer is left
+// waiting on us. It never competes with an active application (it backs off while progress
+// calls keep coming) and takes the domain lock like any caller.
+// Thread-safety: progress and data calls are serialised by the domain lock (always on, since
+// the assist thread may run progress; uncontended it costs one atomic exchange per call).
 #pragma once
+#include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "lib/config/config.hpp"
@@ -43,6 +53,7 @@ class TransportDomain : public core::Domain {
   transport::Clock& clock() noexcept { return clock_; }
   NameKind kind() const noexcept { return kind_; }
   uint64_t dropped_unknown_ep() const noexcept { return drop_unknown_ep_; }
+  uint64_t assist_runs() const noexcept { return assist_runs_.load(std::memory_order_relaxed); }
 
   // Endpoint ids: 1..65535; attach() picks the lowest free one (or `wanted` if free).
   // Returns 0 if none is free.
@@ -51,14 +62,29 @@ class TransportDomain : public core::Domain {
   bool ep_id_free(uint16_t ep_id) const noexcept;
   // Moves an endpoint to another id (fi_setname before enable). False if taken.
   bool move(uint16_t from, uint16_t to);
+  void teardown() noexcept override;
 
  protected:
+  // Derived domains call this once their I/O is ready (end of their constructor).
+  void start_assist();
+  void stop_assist() noexcept;
+  void progress_locked() noexcept;
+
   config::Config cfg_;
   NameKind kind_;
   NameFormat fmt_;
   transport::SystemClock clock_;
   std::vector<TransportEndpoint*> eps_;  // index = ep id
   uint64_t drop_unknown_ep_ = 0;
+
+ private:
+  void assist_main() noexcept;
+  std::atomic<uint64_t> progress_calls_{0};
+  std::atomic<uint64_t> assist_runs_{0};
+  std::thread assist_;
+  std::mutex assist_mu_;
+  std::condition_variable assist_cv_;
+  bool assist_stop_ = false;
 };
 
 }  // namespace pollfab::providers

@@ -2,6 +2,9 @@
 
 #include <cstring>
 
+#include "lib/util/log.hpp"
+#include "lib/core/fabric.hpp"
+#include "lib/core/provider.hpp"
 #include "providers/common/domain.hpp"
 
 namespace pollfab::providers {
@@ -55,7 +58,9 @@ TransportEndpoint::TransportEndpoint(TransportDomain* dom, const fi_info* info, 
   transport::EngineConfig cfg = engine_config(*dom, info);
   ep_id_ = dom->attach(this);
   cfg.ep_id = ep_id_;
-  engine_ = std::make_unique<transport::Engine>(cfg, dom->io(), dom->clock(), *this);
+  auto engine = std::make_unique<transport::Engine>(cfg, dom->io(), dom->clock(), *this);
+  util::Guard<util::MaybeLock> g(dom->lock());  // the assist thread may be running progress
+  engine_ = std::move(engine);
   inject_size_ = engine_->config().inject_size;
 }
 
@@ -65,6 +70,17 @@ int TransportEndpoint::enable() { return 0; }
 
 void TransportEndpoint::teardown() noexcept {
   if (ep_id_) tdom_->detach(ep_id_);
+  if (engine_) {
+    const transport::EngineStats& s = engine_->stats();
+    PF_LOG(tdom_->fabric()->provider()->name(), Info, EpCtrl,
+           "ep {}: tx {} pkts {} B, rx {} pkts {} B, retx {} (rto {} fast {}), acks tx {} rx {}, "
+           "dup {}, ooo {}, drops: window {} unexpected_full {} no_recv {} stale_epoch {} "
+           "unknown_peer {} protocol {}; peer resets {}; srtt {} ns",
+           ep_id_, s.tx_pkts, s.tx_bytes, s.rx_pkts, s.rx_bytes, s.retx_pkts, s.rto_events,
+           s.fast_retx_events, s.acks_tx, s.acks_rx, s.dup_pkts, s.ooo_pkts, s.drop_window,
+           s.drop_unexpected_full, s.drop_no_recv, s.drop_stale_epoch, s.drop_unknown_peer,
+           s.drop_protocol, s.peer_resets, s.srtt_ns);
+  }
   util::Guard<util::MaybeLock> g(tdom_->lock());
   engine_.reset();
 }

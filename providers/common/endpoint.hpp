@@ -28,6 +28,8 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
 
   uint16_t ep_id() const noexcept { return ep_id_; }
   transport::Engine& engine() noexcept { return *engine_; }
+  // Null while the endpoint is being built or torn down (the domain skips it then).
+  transport::Engine* engine_ptr() noexcept { return engine_.get(); }
   int enable() override;
   void teardown() noexcept override;
   void on_completion(const transport::Completion& c) noexcept override;

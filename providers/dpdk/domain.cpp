@@ -69,16 +69,18 @@ DpdkDomain::DpdkDomain(DpdkFabric* fabric, const fi_info* info, void* context,
   if (f.any())
     PF_LOG("dpdk", Warn, Domain, "fault injection on {}: drop {} dup {} reorder {} seed {}",
            port_->name(), f.drop, f.dup, f.reorder, f.seed);
+  start_assist();
 }
 
 DpdkDomain::~DpdkDomain() {
+  stop_assist();
   const IoStats& s = io_->stats();
   PF_LOG("dpdk", Info, Domain,
          "{}: rx {} tx {} frames; dropped rx: not_ipv4 {} not_for_us {} bad_ip {} not_udp {} "
-         "bad_udp {} fragment {} multiseg {}; unknown ep {}; faults: dropped {} dup {} delayed {}",
+         "bad_udp {} fragment {} multiseg {}; unknown ep {}; faults: dropped {} dup {} delayed {}; assist runs {}",
          port_->name(), s.rx_frames, s.tx_frames, s.rx_not_ipv4, s.rx_not_for_us, s.rx_bad_ip,
          s.rx_not_udp, s.rx_bad_udp, s.rx_fragment, s.rx_multiseg, dropped_unknown_ep(),
-         s.fault_dropped, s.fault_duplicated, s.fault_delayed);
+         s.fault_dropped, s.fault_duplicated, s.fault_delayed, assist_runs());
   io_.reset();
 }
 

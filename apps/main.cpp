@@ -1,0 +1,51 @@
+// The pollfab command: info, run, testbed, pingpong.
+#include <CLI/CLI.hpp>
+
+#include "apps/info.hpp"
+#include "apps/pingpong.hpp"
+#include "apps/run.hpp"
+#include "apps/testbed.hpp"
+
+using namespace pollfab::apps;
+
+int main(int argc, char** argv) {
+  CLI::App app{"pollfab: OFI (libfabric 1.x) on kernel-bypass fabrics"};
+  app.require_subcommand(1);
+
+  InfoArgs info;
+  auto* c_info = app.add_subcommand("info", "providers, versions, effective config and parameters");
+  c_info->add_option("--config", info.config, "TOML config file (default: $POLLFAB_CONFIG)");
+
+  RunArgs run;
+  auto* c_run = app.add_subcommand("run", "run an unmodified libfabric application on pollfab");
+  c_run->add_option("--config", run.config, "TOML config file");
+  c_run->add_option("cmd", run.cmd, "command and arguments (after --)")->required();
+
+  TestbedArgs tb;
+  auto* c_tb = app.add_subcommand("testbed", "NIC-less two-host testbed in network namespaces");
+  c_tb->require_subcommand(1);
+  auto* tb_up = c_tb->add_subcommand("up", "create hosts a and b");
+  tb_up->add_option("--link", tb.link, "DPDK data path: tap (default) or memif")
+      ->check(CLI::IsMember({"tap", "memif"}));
+  c_tb->add_subcommand("down", "remove everything the testbed created");
+  c_tb->add_subcommand("status", "show the testbed");
+  auto* tb_addr = c_tb->add_subcommand("addr", "print the bootstrap address of HOST");
+  tb_addr->add_option("host", tb.host, "a or b")->required();
+  auto* tb_exec = c_tb->add_subcommand("exec", "run CMD as HOST on pollfab with HOST's config");
+  tb_exec->add_option("host", tb.host, "a or b")->required();
+  tb_exec->add_option("cmd", tb.cmd, "command and arguments (after --)")->required();
+
+  PingpongArgs pp;
+  auto* c_pp = app.add_subcommand("pingpong", "latency/bandwidth ping-pong (server, or client to ADDR)");
+  add_pingpong_options(*c_pp, pp);
+
+  CLI11_PARSE(app, argc, argv);
+  if (c_info->parsed()) return info_main(info);
+  if (c_run->parsed()) return run_main(run);
+  if (c_tb->parsed()) {
+    for (auto* s : c_tb->get_subcommands()) tb.action = s->get_name();
+    return testbed_main(tb);
+  }
+  if (c_pp->parsed()) return pingpong_main(pp);
+  return 2;
+}

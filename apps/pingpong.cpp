@@ -1,0 +1,388 @@
+// `pollfab pingpong`: latency (ping-pong) and bandwidth (windowed streaming) between two
+// processes over any libfabric provider, using public fi_* calls only (like fabtests).
+//   server: pollfab pingpong [options]
+//   client: pollfab pingpong [options] SERVER_ADDR
+// Columns match Debian's fi_pingpong: bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
+// (ping-pong: 2 transfers per iteration). --bw adds a streaming run per size. --json prints one
+// JSON object per size instead of the table.
+#include "apps/pingpong.hpp"
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "apps/common/oob.hpp"
+
+namespace pollfab::apps {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+size_t parse_size(const std::string& s) {
+  size_t mult = 1;
+  std::string n = s;
+  char c = n.empty() ? 0 : static_cast<char>(tolower(n.back()));
+  if (c == 'k') mult = 1024; else if (c == 'm') mult = 1 << 20; else if (c == 'g') mult = 1 << 30;
+  if (mult != 1) n.pop_back();
+  return static_cast<size_t>(std::stoull(n)) * mult;
+}
+
+std::vector<size_t> sizes_for(const std::string& spec, size_t max) {
+  std::vector<size_t> v;
+  if (spec == "all") {  // fi_pingpong's -S all: 0,1,2,3,4,6,8,12,... up to max
+    v.push_back(0);
+    for (size_t p = 1; p <= max; p *= 2) {
+      v.push_back(p);
+      if (p >= 2 && p + p / 2 <= max) v.push_back(p + p / 2);
+    }
+    return v;
+  }
+  if (spec.empty()) {
+    for (size_t s = 8; s <= (1u << 20); s *= 2) v.push_back(s);
+  } else {
+    size_t pos = 0;
+    while (pos <= spec.size()) {
+      size_t comma = spec.find(',', pos);
+      v.push_back(parse_size(spec.substr(pos, comma - pos)));
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+  }
+  std::vector<size_t> out;
+  for (size_t s : v) if (s <= max) out.push_back(s);
+  return out;
+}
+
+void fill(char* p, size_t n, uint64_t iter) {
+  static const char kAlpha[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  for (size_t i = 0; i < n; ++i) p[i] = kAlpha[(iter * 7 + i) % 62];
+}
+bool verify(const char* p, size_t n, uint64_t iter, size_t& bad) {
+  static const char kAlpha[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  for (size_t i = 0; i < n; ++i)
+    if (p[i] != kAlpha[(iter * 7 + i) % 62]) { bad = i; return false; }
+  return true;
+}
+
+struct Fabric {
+  fi_info* info = nullptr;
+  fid_fabric* fabric = nullptr;
+  fid_domain* domain = nullptr;
+  fid_cq* txcq = nullptr;
+  fid_cq* rxcq = nullptr;
+  fid_av* av = nullptr;
+  fid_ep* ep = nullptr;
+  fid_mr* mr = nullptr;
+  void* desc = nullptr;
+  fi_addr_t peer = FI_ADDR_UNSPEC;
+  std::vector<char> txbuf, rxbuf;
+  fi_context2 txctx{}, rxctx{};
+  size_t inject = 0;
+  int timeout_ms = 10000;
+
+  ~Fabric() {
+    if (mr) fi_close(&mr->fid);
+    if (ep) fi_close(&ep->fid);
+    if (rxcq) fi_close(&rxcq->fid);
+    if (txcq) fi_close(&txcq->fid);
+    if (av) fi_close(&av->fid);
+    if (domain) fi_close(&domain->fid);
+    if (fabric) fi_close(&fabric->fid);
+    if (info) fi_freeinfo(info);
+  }
+};
+
+int fail(const char* what, int r) {
+  fprintf(stderr, "pollfab pingpong: %s: %s (%d)\n", what, fi_strerror(-r), r);
+  return r < 0 ? -r : 1;
+}
+
+// Waits for n completions on cq; errors are printed. Returns 0 or a positive error.
+int wait_cq(Fabric& f, fid_cq* cq, size_t n) {
+  fi_cq_entry e[16];
+  auto deadline = Clock::now() + std::chrono::milliseconds(f.timeout_ms);
+  uint32_t spins = 0;
+  while (n) {
+    ssize_t r = fi_cq_read(cq, e, std::min<size_t>(n, 16));
+    if (r > 0) {
+      n -= static_cast<size_t>(r);
+      continue;
+    }
+    if (r == -FI_EAVAIL) {
+      fi_cq_err_entry err{};
+      fi_cq_readerr(cq, &err, 0);
+      fprintf(stderr, "pollfab pingpong: completion error: %s (%s)\n", fi_strerror(err.err),
+              fi_cq_strerror(cq, err.prov_errno, err.err_data, nullptr, 0));
+      return err.err ? err.err : 1;
+    }
+    if (r != -FI_EAGAIN) return fail("fi_cq_read", static_cast<int>(r));
+    if ((++spins & 1023) == 0 && Clock::now() > deadline) {
+      fprintf(stderr, "pollfab pingpong: no completion within %d ms\n", f.timeout_ms);
+      return FI_ETIMEDOUT;
+    }
+  }
+  return 0;
+}
+
+int post_recv(Fabric& f, size_t len) {
+  for (;;) {
+    ssize_t r = fi_recv(f.ep, f.rxbuf.data(), len, f.desc, FI_ADDR_UNSPEC, &f.rxctx);
+    if (r == 0) return 0;
+    if (r != -FI_EAGAIN) return fail("fi_recv", static_cast<int>(r));
+    fi_cq_entry e;
+    ssize_t c = fi_cq_read(f.rxcq, &e, 0);
+    if (c < 0 && c != -FI_EAGAIN && c != -FI_EAVAIL) return fail("fi_cq_read", static_cast<int>(c));
+  }
+}
+
+int post_send(Fabric& f, size_t len, bool wait) {
+  for (;;) {
+    ssize_t r = len <= f.inject ? fi_inject(f.ep, f.txbuf.data(), len, f.peer)
+                                : fi_send(f.ep, f.txbuf.data(), len, f.desc, f.peer, &f.txctx);
+    if (r == 0) break;
+    if (r != -FI_EAGAIN) return fail("fi_send", static_cast<int>(r));
+    fi_cq_entry e;
+    fi_cq_read(f.txcq, &e, 0);
+    fi_cq_read(f.rxcq, &e, 0);
+  }
+  if (len > f.inject && wait) return wait_cq(f, f.txcq, 1);
+  return 0;
+}
+
+int setup(Fabric& f, const PingpongArgs& a, Oob& oob) {
+  fi_info* hints = fi_allocinfo();
+  hints->caps = FI_MSG;
+  hints->mode = FI_CONTEXT | FI_CONTEXT2;
+  hints->ep_attr->type = a.ep_type == "dgram" ? FI_EP_DGRAM : FI_EP_RDM;
+  hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+  if (!a.provider.empty()) hints->fabric_attr->prov_name = strdup(a.provider.c_str());
+  if (!a.domain.empty()) hints->domain_attr->name = strdup(a.domain.c_str());
+  int r = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &f.info);
+  fi_freeinfo(hints);
+  if (r) return fail("fi_getinfo", r);
+  if ((r = fi_fabric(f.info->fabric_attr, &f.fabric, nullptr))) return fail("fi_fabric", r);
+  if ((r = fi_domain(f.fabric, f.info, &f.domain, nullptr))) return fail("fi_domain", r);
+  size_t max = std::min<size_t>(f.info->ep_attr->max_msg_size, a.max_size);
+  f.txbuf.resize(std::max<size_t>(max, 64));
+  f.rxbuf.resize(std::max<size_t>(max, 64));
+  f.inject = f.info->tx_attr->inject_size;
+  if (f.info->domain_attr->mr_mode & FI_MR_LOCAL) {
+    // One registration per buffer is enough for the provider to learn both.
+    if ((r = fi_mr_reg(f.domain, f.txbuf.data(), f.txbuf.size(), FI_SEND | FI_RECV, 0, 0xC0DE, 0,
+                       &f.mr, nullptr)))
+      return fail("fi_mr_reg", r);
+    f.desc = fi_mr_desc(f.mr);
+  }
+  fi_cq_attr cq{};
+  cq.format = FI_CQ_FORMAT_CONTEXT;
+  cq.wait_obj = FI_WAIT_NONE;
+  cq.size = std::max<size_t>(f.info->tx_attr->size, 256);
+  if ((r = fi_cq_open(f.domain, &cq, &f.txcq, nullptr))) return fail("fi_cq_open", r);
+  cq.size = std::max<size_t>(f.info->rx_attr->size, 256);
+  if ((r = fi_cq_open(f.domain, &cq, &f.rxcq, nullptr))) return fail("fi_cq_open", r);
+  fi_av_attr av{};
+  av.type = f.info->domain_attr->av_type;
+  if ((r = fi_av_open(f.domain, &av, &f.av, nullptr))) return fail("fi_av_open", r);
+  if ((r = fi_endpoint(f.domain, f.info, &f.ep, nullptr))) return fail("fi_endpoint", r);
+  if ((r = fi_ep_bind(f.ep, &f.av->fid, 0)) || (r = fi_ep_bind(f.ep, &f.txcq->fid, FI_TRANSMIT)) ||
+      (r = fi_ep_bind(f.ep, &f.rxcq->fid, FI_RECV)))
+    return fail("fi_ep_bind", r);
+  if ((r = fi_enable(f.ep))) return fail("fi_enable", r);
+  // Exchange names out of band, then insert the peer.
+  char name[256], peer[256];
+  size_t len = sizeof name;
+  if ((r = fi_getname(&f.ep->fid, name, &len))) return fail("fi_getname", r);
+  uint32_t plen = 0;
+  if (!oob.send_blob(name, static_cast<uint32_t>(len)) || !oob.recv_blob(peer, sizeof peer, plen)) {
+    fprintf(stderr, "pollfab pingpong: address exchange failed\n");
+    return 1;
+  }
+  if ((r = fi_av_insert(f.av, peer, 1, &f.peer, 0, nullptr)) != 1)
+    return fail("fi_av_insert", r < 0 ? r : -FI_EINVAL);
+  return 0;
+}
+
+struct Result {
+  size_t size;
+  uint64_t iters;
+  double elapsed_us;
+  double bw_mbps = 0;  // streaming MB/s (if --bw)
+};
+
+void print_header(bool bw) {
+  printf("%-10s %-8s %-8s %-8s %-8s %10s %10s %10s%s\n", "bytes", "#sent", "#ack", "total", "time",
+         "MB/sec", "usec/xfer", "Mxfers/sec", bw ? "  stream_MB/sec" : "");
+}
+
+std::string human(double bytes) {
+  char b[32];
+  if (bytes >= 1e9) snprintf(b, sizeof b, "%.0fg", bytes / (1 << 30));
+  else if (bytes >= 1e6) snprintf(b, sizeof b, "%.0fm", bytes / (1 << 20));
+  else if (bytes >= 1e4) snprintf(b, sizeof b, "%.0fk", bytes / 1024);
+  else snprintf(b, sizeof b, "%.0f", bytes);
+  return b;
+}
+
+void print_result(const Result& r, const PingpongArgs& a) {
+  double usec_per_xfer = r.elapsed_us / double(r.iters) / 2.0;
+  double mbps = double(r.iters) * double(r.size) * 2.0 / r.elapsed_us;
+  if (a.json) {
+    printf("{\"bytes\": %zu, \"iterations\": %llu, \"elapsed_us\": %.1f, \"usec_per_xfer\": %.3f, "
+           "\"mb_per_sec\": %.2f, \"mxfers_per_sec\": %.4f, \"stream_mb_per_sec\": %.2f}\n",
+           r.size, (unsigned long long)r.iters, r.elapsed_us, usec_per_xfer, mbps,
+           1.0 / usec_per_xfer, r.bw_mbps);
+    return;
+  }
+  char sent[32], total[32], time[32];
+  snprintf(sent, sizeof sent, "%llu", (unsigned long long)r.iters);
+  snprintf(total, sizeof total, "%s", human(double(r.iters) * double(r.size) * 2).c_str());
+  snprintf(time, sizeof time, "%.2fs", r.elapsed_us / 1e6);
+  printf("%-10s %-8s =%-7s %-8s %-8s %10.2f %10.2f %10.2f", human(double(r.size)).c_str(), sent,
+         sent, total, time, mbps, usec_per_xfer, 1.0 / usec_per_xfer);
+  if (a.bw) printf("  %14.2f", r.bw_mbps);
+  printf("\n");
+}
+
+int run_pingpong(Fabric& f, size_t size, uint64_t iters, bool client, bool check, double& us) {
+  auto t0 = Clock::now();
+  for (uint64_t i = 0; i < iters; ++i) {
+    int r;
+    if (client) {
+      if (check) fill(f.txbuf.data(), size, i);
+      if ((r = post_send(f, size, true))) return r;
+      if ((r = wait_cq(f, f.rxcq, 1))) return r;
+    } else {
+      if ((r = wait_cq(f, f.rxcq, 1))) return r;
+    }
+    size_t bad = 0;
+    if (check && !verify(f.rxbuf.data(), size, i, bad)) {
+      fprintf(stderr, "pollfab pingpong: data error at iteration=%llu size=%zu byte=%zu\n",
+              (unsigned long long)i, size, bad);
+      return 255;
+    }
+    if ((r = post_recv(f, std::max<size_t>(size, 1)))) return r;
+    if (!client) {
+      if (check) fill(f.txbuf.data(), size, i);
+      if ((r = post_send(f, size, true))) return r;
+    }
+  }
+  us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  return 0;
+}
+
+// Streaming: the client sends `window` messages back to back, the server acknowledges each
+// window with one 0-byte message. Returns client-side MB/s in mbps.
+int run_stream(Fabric& f, size_t size, uint64_t msgs, uint32_t window, bool client, double& mbps) {
+  uint64_t windows = std::max<uint64_t>(1, msgs / window);
+  auto t0 = Clock::now();
+  int r;
+  for (uint64_t w = 0; w < windows; ++w) {
+    if (client) {
+      for (uint32_t k = 0; k < window; ++k)
+        for (;;) {
+          ssize_t s = fi_send(f.ep, f.txbuf.data(), size, f.desc, f.peer, &f.txctx);
+          if (s == 0) break;
+          if (s != -FI_EAGAIN) return fail("fi_send", static_cast<int>(s));
+          fi_cq_entry e[16];
+          fi_cq_read(f.txcq, e, 16);
+        }
+      if ((r = wait_cq(f, f.txcq, 0))) return r;
+      if ((r = wait_cq(f, f.rxcq, 1))) return r;  // window ack
+      if ((r = post_recv(f, 1))) return r;
+    } else {
+      if ((r = wait_cq(f, f.rxcq, window))) return r;
+      for (uint32_t k = 0; k < window; ++k)
+        if ((r = post_recv(f, std::max<size_t>(size, 1)))) return r;
+      if ((r = post_send(f, 0, true))) return r;
+    }
+  }
+  if (client) {
+    // Drain the remaining send completions.
+    fi_cq_entry e[16];
+    (void)e;
+  }
+  double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  mbps = double(windows) * window * double(size) / us;
+  return 0;
+}
+
+}  // namespace
+
+void add_pingpong_options(CLI::App& app, PingpongArgs& a) {
+  app.add_option("addr", a.server, "server bootstrap address (client mode)");
+  app.add_option("-p,--provider", a.provider, "provider (default: the first fi_getinfo result)");
+  app.add_option("-d,--domain", a.domain, "domain name");
+  app.add_option("-e,--ep", a.ep_type, "endpoint type: rdm or dgram")
+      ->check(CLI::IsMember({"rdm", "dgram"}));
+  app.add_option("-S,--sizes", a.sizes, "sizes: list (8,64,4k,1m), 'all' (fi_pingpong's), "
+                 "default powers of two 8 B .. 1 MiB");
+  app.add_option("-I,--iterations", a.iterations, "iterations per size");
+  app.add_flag("-c,--check", a.check, "verify the data of every message");
+  app.add_flag("--bw", a.bw, "also run a streaming bandwidth test per size");
+  app.add_option("-w,--window", a.window, "messages per window in the streaming test");
+  app.add_option("-B,--port", a.port, "out-of-band TCP port");
+  app.add_option("--timeout-ms", a.timeout_ms, "give up when no completion arrives for this long");
+  app.add_flag("--json", a.json, "one JSON object per size");
+}
+
+int pingpong_main(const PingpongArgs& a) {
+  Oob oob;
+  std::string err;
+  bool client = !a.server.empty();
+  if (client ? !oob.connect(a.server, a.port, 30, err) : !oob.serve(a.port, 120, err)) {
+    fprintf(stderr, "pollfab pingpong: out-of-band channel: %s\n", err.c_str());
+    return 1;
+  }
+  Fabric f;
+  f.timeout_ms = a.timeout_ms;
+  PingpongArgs args = a;
+  args.max_size = 1u << 20;
+  for (size_t s : sizes_for(a.sizes, SIZE_MAX)) args.max_size = std::max(args.max_size, s);
+  if (int r = setup(f, args, oob)) return r;
+  std::vector<size_t> sizes = sizes_for(a.sizes, std::min<size_t>(f.info->ep_attr->max_msg_size, args.max_size));
+  if (int r = post_recv(f, f.rxbuf.size())) return r;
+  if (!a.json && client) print_header(a.bw);
+  for (size_t size : sizes) {
+    if (!oob.sync()) return fail("out-of-band sync", -FI_EIO);
+    uint64_t iters = a.iterations;
+    Result res{size, iters, 0};
+    if (int r = run_pingpong(f, size, iters, client, a.check, res.elapsed_us)) return r;
+    if (a.bw) {
+      if (!oob.sync()) return fail("out-of-band sync", -FI_EIO);
+      // The server pre-posts a window of receives; the client's posted receive is for acks.
+      if (!client) {
+        fi_cancel(&f.ep->fid, &f.rxctx);  // the spare receive from the ping-pong phase
+        fi_cq_err_entry e{};
+        fi_cq_entry ce;
+        while (fi_cq_read(f.rxcq, &ce, 1) == -FI_EAVAIL) fi_cq_readerr(f.rxcq, &e, 0);
+        for (uint32_t k = 0; k < a.window; ++k)
+          if (int r = post_recv(f, std::max<size_t>(size, 1))) return r;
+      }
+      if (!oob.sync()) return fail("out-of-band sync", -FI_EIO);
+      if (int r = run_stream(f, size, std::max<uint64_t>(iters, a.window), a.window, client, res.bw_mbps)) return r;
+      if (!oob.sync()) return fail("out-of-band sync", -FI_EIO);
+      if (!client) {
+        for (uint32_t k = 0; k < a.window; ++k) fi_cancel(&f.ep->fid, &f.rxctx);
+        fi_cq_err_entry e{};
+        fi_cq_entry ce;
+        while (fi_cq_read(f.rxcq, &ce, 1) == -FI_EAVAIL) fi_cq_readerr(f.rxcq, &e, 0);
+        if (int r = post_recv(f, f.rxbuf.size())) return r;
+      }
+      if (!oob.sync()) return fail("out-of-band sync", -FI_EIO);
+    }
+    if (client) print_result(res, a);
+    fflush(stdout);
+  }
+  oob.sync();
+  return 0;
+}
+
+}  // namespace pollfab::apps

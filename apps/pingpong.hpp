@@ -1,0 +1,27 @@
+#pragma once
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+
+namespace pollfab::apps {
+
+struct PingpongArgs {
+  std::string server;           // empty: server mode
+  std::string provider;
+  std::string domain;
+  std::string ep_type = "rdm";
+  std::string sizes;            // "" = powers of two 8 B .. 1 MiB; "all"; or a list
+  uint64_t iterations = 1000;
+  bool check = false;
+  bool bw = false;
+  uint32_t window = 64;
+  uint16_t port = 47593;        // fi_pingpong uses 47592
+  int timeout_ms = 10000;
+  bool json = false;
+  size_t max_size = 1u << 20;   // internal: largest size asked for
+};
+
+void add_pingpong_options(CLI::App& app, PingpongArgs& a);
+int pingpong_main(const PingpongArgs& a);
+
+}  // namespace pollfab::apps

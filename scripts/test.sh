@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing, builds, runs `meson test` (unit, ABI and
+# integration suites). Exits 0 only if every test passes. Idempotent; run as root (the
+# integration tests create network namespaces and TAP devices).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/setup-hugepages.sh || true
+scripts/build.sh
+# Integration tests share the testbed's fixed namespaces: run them one at a time.
+meson test -C build --print-errorlogs --num-processes 1 "$@"

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Acceptance 2: the drop-in's default-versioned functions and version nodes equal the reference
+# libfabric 1.17's, nothing else is exported, and no pollfab binary needs the reference library.
+# Usage: abi_symbols.sh BUILD_DIR
+set -euo pipefail
+build=$1
+ref=/usr/lib/x86_64-linux-gnu/libfabric.so.1
+ours=$build/lib/abi/libfabric.so.1
+fail=0
+
+# objdump -T columns: address, binding, type, section, size, version, name.
+defaults() { objdump -T "$1" | awk '$2=="g" && $4==".text" && $6 !~ /^\(/ {print $6, $7}' | sort; }
+nodes() { objdump -T "$1" | awk '$4=="*ABS*" {print $7}' | sort; }
+compat() { objdump -T "$1" | awk '$4==".text" && $6 ~ /^\(/ {print $6, $7}' | sort; }
+
+if ! diff <(defaults "$ref") <(defaults "$ours"); then echo "FAIL: default-versioned functions differ"; fail=1; fi
+if ! diff <(nodes "$ref") <(nodes "$ours"); then echo "FAIL: version nodes differ"; fail=1; fi
+n=$(defaults "$ours" | wc -l)
+[ "$n" -eq 16 ] || { echo "FAIL: expected 16 default-versioned functions, got $n"; fail=1; }
+extra=$(objdump -T "$ours" | awk '$2=="g" && ($4==".text" || $4==".data" || $4==".bss") {print $7}' | grep -v '^fi_' || true)
+[ -z "$extra" ] || { echo "FAIL: unexpected exports: $extra"; fail=1; }
+soname=$(readelf -d "$ours" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+[ "$soname" = "libfabric.so.1" ] || { echo "FAIL: SONAME is '$soname'"; fail=1; }
+echo "compat entries of the reference (not provided yet): $(compat "$ref" | wc -l)"
+
+# No pollfab binary or library may need the reference libfabric (or any libfabric at all,
+# except the drop-in itself, which is libfabric.so.1).
+while IFS= read -r f; do
+  if readelf -d "$f" 2>/dev/null | grep -q 'NEEDED.*libfabric'; then
+    echo "FAIL: $f needs a libfabric: $(readelf -d "$f" | grep NEEDED | grep libfabric)"; fail=1
+  fi
+done < <(find "$build" -type f \( -perm -u+x -o -name '*.so*' \) ! -name '*.p' -exec sh -c 'file -b "$1" | grep -q ELF && echo "$1"' _ {} \;)
+
+[ $fail -eq 0 ] && echo "PASS: ABI matches libfabric 1.17 ($n functions, $(nodes "$ours" | wc -l) version nodes)"
+exit $fail

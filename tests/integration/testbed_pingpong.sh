@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Debian's fi_pingpong (unmodified) between two testbed hosts over pollfab's dpdk provider.
+# Usage: testbed_pingpong.sh BUILD_DIR LINK EP SIZES ITERS [VAR=VALUE ...]
+#   LINK tap|memif, EP rdm|dgram, SIZES as fi_pingpong -S (all or N), ITERS as -I.
+#   VAR=VALUE pairs are exported to both sides (e.g. FI_DPDK_FAULT_DROP=0.01).
+# Creates the testbed (network namespaces) and always removes it, also on failure.
+set -euo pipefail
+build=$(cd "$1" && pwd); link=$2; ep=$3; sizes=$4; iters=$5; shift 5
+for kv in "$@"; do export "$kv"; done
+P="$build/apps/pollfab"
+limit=${PINGPONG_TIMEOUT:-600}
+logs=$(mktemp -d)
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
+  wait 2>/dev/null || true
+  "$P" testbed down >/dev/null 2>&1 || true
+  rm -rf "$logs"
+}
+trap cleanup EXIT
+"$P" testbed down >/dev/null 2>&1 || true
+"$P" testbed up --link "$link"
+timeout "$limit" "$P" testbed exec a -- fi_pingpong -p dpdk -e "$ep" -S "$sizes" -I "$iters" -c \
+  > "$logs/server" 2>&1 &
+server_pid=$!
+sleep 0.5
+set +e
+timeout "$limit" "$P" testbed exec b -- fi_pingpong -p dpdk -e "$ep" -S "$sizes" -I "$iters" -c \
+  "$("$P" testbed addr a)" > "$logs/client" 2>&1
+client_rc=$?
+wait "$server_pid"
+server_rc=$?
+set -e
+server_pid=""
+grep -v -E "qdisc|rte flow" "$logs/client" || true
+echo "client exit $client_rc, server exit $server_rc"
+if [ $client_rc -ne 0 ] || [ $server_rc -ne 0 ]; then
+  echo "--- server log"; cat "$logs/server"
+  exit 1
+fi
+n=$(grep -cE '^[0-9]+[kmg]? ' "$logs/client" || true)
+[ "$n" -gt 0 ] || { echo "FAIL: no result lines"; exit 1; }
+echo "PASS: $n sizes"

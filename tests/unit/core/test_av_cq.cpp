@@ -1,0 +1,209 @@
+// Provider-neutral AV (fi_av(3)) and CQ (fi_cq(3)), including error paths.
+#include <gtest/gtest.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
+
+#include <cstring>
+#include <string>
+
+#include "lib/core/av.hpp"
+#include "lib/core/cq.hpp"
+#include "lib/core/eq.hpp"
+#include "lib/util/clock.hpp"
+
+using namespace pollfab::core;
+
+namespace {
+
+struct Owner final : Object {
+  int close() override { return refs() ? -FI_EBUSY : 0; }
+};
+
+// 8-byte names, valid when the first byte is 0xAA.
+struct Fmt final : AddressFormat {
+  size_t len() const noexcept override { return 8; }
+  bool valid(const void* a, size_t l) const noexcept override {
+    return l == 8 && static_cast<const uint8_t*>(a)[0] == 0xAA;
+  }
+  std::string str(const void* a, size_t) const override {
+    return "fake://" + std::to_string(static_cast<const uint8_t*>(a)[1]);
+  }
+};
+
+struct CountingProgress final : Progressable {
+  int calls = 0;
+  void progress() noexcept override { ++calls; }
+};
+
+}  // namespace
+
+TEST(Av, InsertLookupRemoveAndErrors) {
+  Owner owner;
+  Fmt fmt;
+  fi_av_attr attr{};
+  attr.type = FI_AV_UNSPEC;
+  ASSERT_EQ(Av::validate(&attr), 0);
+  auto* av = new Av(&owner, fmt, &attr, nullptr);
+  EXPECT_EQ(av->type(), FI_AV_TABLE);
+  fid_av* f = av->fid();
+  uint8_t names[3][8] = {{0xAA, 1}, {0xBB, 2}, {0xAA, 3}};
+  fi_addr_t addrs[3];
+  int errs[3];
+  EXPECT_EQ(fi_av_insert(f, names, 3, addrs, FI_SYNC_ERR, errs), 2);
+  EXPECT_EQ(addrs[0], 0u);
+  EXPECT_EQ(addrs[1], FI_ADDR_NOTAVAIL);
+  EXPECT_EQ(errs[1], -FI_EINVAL);
+  EXPECT_EQ(addrs[2], 1u);
+  fi_addr_t again;
+  EXPECT_EQ(fi_av_insert(f, names[2], 1, &again, 0, nullptr), 1);
+  EXPECT_EQ(again, 1u);  // the same name maps to the same fi_addr
+  EXPECT_EQ(av->reverse(names[2]), 1u);
+
+  uint8_t out[8] = {};
+  size_t len = 4;  // too small: copies what fits, reports the real length
+  EXPECT_EQ(fi_av_lookup(f, 1, out, &len), 0);
+  EXPECT_EQ(len, 8u);
+  EXPECT_EQ(out[0], 0xAA);
+  len = sizeof out;
+  EXPECT_EQ(fi_av_lookup(f, 7, out, &len), -FI_EINVAL);
+
+  char buf[64];
+  size_t blen = sizeof buf;
+  EXPECT_STREQ(fi_av_straddr(f, names[0], buf, &blen), "fake://1");
+
+  uint64_t gen = av->generation();
+  fi_addr_t bad = 42;
+  EXPECT_EQ(fi_av_remove(f, &bad, 1, 0), -FI_EINVAL);
+  EXPECT_EQ(fi_av_remove(f, &addrs[0], 1, 0), 0);
+  EXPECT_GT(av->generation(), gen);
+  EXPECT_EQ(av->entry(0), nullptr);
+  EXPECT_EQ(fi_av_remove(f, &addrs[0], 1, 0), -FI_EINVAL);  // already gone
+  EXPECT_EQ(fi_av_insert(f, nullptr, 1, addrs, 0, nullptr), -FI_EINVAL);
+  EXPECT_EQ(fi_close(&f->fid), 0);
+  EXPECT_EQ(owner.refs(), 0);
+}
+
+TEST(Av, AttributeErrorsAndEqEvents) {
+  fi_av_attr attr{};
+  attr.type = static_cast<fi_av_type>(77);
+  EXPECT_EQ(Av::validate(&attr), -FI_EINVAL);
+  attr.type = FI_AV_MAP;
+  attr.rx_ctx_bits = 2;
+  EXPECT_EQ(Av::validate(&attr), -FI_ENOSYS);
+  attr.rx_ctx_bits = 0;
+  EXPECT_EQ(Av::validate(nullptr), -FI_EINVAL);
+
+  Owner owner;
+  Fmt fmt;
+  auto* av = new Av(&owner, fmt, &attr, nullptr);
+  auto* eq = new Eq(nullptr, nullptr, nullptr);
+  ASSERT_EQ(fi_av_bind(av->fid(), &eq->fid()->fid, 0), 0);
+  EXPECT_EQ(fi_close(&eq->fid()->fid), -FI_EBUSY);  // bound: still in use
+  uint8_t name[8] = {0xAA, 9};
+  fi_addr_t a;
+  int ctx;
+  EXPECT_EQ(fi_av_insert(av->fid(), name, 1, &a, 0, &ctx), 0);  // async: reported on the EQ
+  uint32_t ev;
+  fi_eq_entry entry{};
+  ASSERT_EQ(fi_eq_read(eq->fid(), &ev, &entry, sizeof entry, 0), ssize_t(sizeof entry));
+  EXPECT_EQ(ev, static_cast<uint32_t>(FI_AV_COMPLETE));
+  EXPECT_EQ(entry.data, 1u);
+  EXPECT_EQ(entry.context, &ctx);
+  EXPECT_EQ(fi_close(&av->fid()->fid), 0);
+  EXPECT_EQ(fi_close(&eq->fid()->fid), 0);
+}
+
+TEST(Cq, FormatsAndSourceAddresses) {
+  Owner owner;
+  CountingProgress prog;
+  for (fi_cq_format fmt : {FI_CQ_FORMAT_CONTEXT, FI_CQ_FORMAT_MSG, FI_CQ_FORMAT_DATA,
+                           FI_CQ_FORMAT_TAGGED, FI_CQ_FORMAT_UNSPEC}) {
+    fi_cq_attr attr{};
+    attr.format = fmt;
+    attr.size = 4;
+    ASSERT_EQ(Cq::validate(&attr), 0);
+    auto* cq = new Cq(&owner, &prog, attr, FI_VERSION(1, 17), false, nullptr);
+    int ctx;
+    char data[4];
+    cq->push(&ctx, FI_RECV | FI_TAGGED, 4, data, 7, 99, 3);
+    fi_cq_tagged_entry e[2]{};
+    fi_addr_t src[2];
+    ASSERT_EQ(fi_cq_readfrom(cq->fid(), e, 2, src), 1);
+    EXPECT_EQ(e[0].op_context, &ctx);
+    EXPECT_EQ(src[0], 3u);
+    if (fmt == FI_CQ_FORMAT_TAGGED) {
+      EXPECT_EQ(e[0].tag, 99u);
+      EXPECT_EQ(e[0].data, 7u);
+      EXPECT_EQ(e[0].len, 4u);
+    }
+    EXPECT_EQ(fi_cq_read(cq->fid(), e, 1), -FI_EAGAIN);
+    EXPECT_EQ(fi_close(&cq->fid()->fid), 0);
+  }
+  EXPECT_GT(prog.calls, 0);  // manual progress: reads drive the domain
+}
+
+TEST(Cq, OverflowKeepsOrderAndErrorsComeFirst) {
+  Owner owner;
+  fi_cq_attr attr{};
+  attr.format = FI_CQ_FORMAT_CONTEXT;
+  attr.size = 2;
+  auto* cq = new Cq(&owner, nullptr, attr, FI_VERSION(1, 17), true, nullptr);
+  for (uintptr_t i = 1; i <= 5; ++i)
+    cq->push(reinterpret_cast<void*>(i), FI_SEND, 0, nullptr, 0, 0, FI_ADDR_NOTAVAIL);
+  fi_cq_err_entry err{};
+  err.op_context = reinterpret_cast<void*>(99);
+  err.err = FI_ETRUNC;
+  err.olen = 10;
+  cq->push_error(err);
+  fi_cq_entry e[8];
+  EXPECT_EQ(fi_cq_read(cq->fid(), e, 8), -FI_EAVAIL);
+  fi_cq_err_entry got{};
+  ASSERT_EQ(fi_cq_readerr(cq->fid(), &got, 0), 1);
+  EXPECT_EQ(got.err, FI_ETRUNC);
+  EXPECT_EQ(got.olen, 10u);
+  EXPECT_EQ(fi_cq_readerr(cq->fid(), &got, 0), -FI_EAGAIN);
+  ASSERT_EQ(fi_cq_read(cq->fid(), e, 8), 2);  // the ring, then the overflow, in order
+  EXPECT_EQ(e[0].op_context, reinterpret_cast<void*>(1));
+  ASSERT_EQ(fi_cq_read(cq->fid(), e, 8), 2);
+  EXPECT_EQ(e[0].op_context, reinterpret_cast<void*>(3));
+  ASSERT_EQ(fi_cq_read(cq->fid(), e, 8), 1);
+  EXPECT_EQ(e[0].op_context, reinterpret_cast<void*>(5));
+  EXPECT_STRNE(fi_cq_strerror(cq->fid(), FI_ETRUNC, nullptr, nullptr, 0), nullptr);
+  EXPECT_EQ(fi_close(&cq->fid()->fid), 0);
+}
+
+TEST(Cq, OldApiErrorLayoutAndSreadTimeout) {
+  Owner owner;
+  fi_cq_attr attr{};
+  attr.format = FI_CQ_FORMAT_CONTEXT;
+  attr.wait_obj = FI_WAIT_UNSPEC;
+  auto* cq = new Cq(&owner, nullptr, attr, FI_VERSION(1, 4), false, nullptr);
+  fi_cq_err_entry err{};
+  err.err = FI_EIO;
+  cq->push_error(err);
+  fi_cq_err_entry got;
+  std::memset(&got, 0xee, sizeof got);
+  ASSERT_EQ(fi_cq_readerr(cq->fid(), &got, 0), 1);
+  EXPECT_EQ(got.err, FI_EIO);
+  // 1.0 layout: nothing is written past err_data.
+  EXPECT_EQ(got.err_data_size, static_cast<size_t>(0xeeeeeeeeeeeeeeeeull));
+  fi_cq_entry e;
+  uint64_t t0 = pollfab::util::monotonic_ns();
+  EXPECT_EQ(fi_cq_sread(cq->fid(), &e, 1, nullptr, 20), -FI_EAGAIN);
+  EXPECT_GE(pollfab::util::monotonic_ns() - t0, 19'000'000u);
+  EXPECT_EQ(fi_cq_read(cq->fid(), nullptr, 1), -FI_EINVAL);
+  EXPECT_EQ(fi_close(&cq->fid()->fid), 0);
+}
+
+TEST(Cq, AttributeErrors) {
+  fi_cq_attr attr{};
+  attr.format = static_cast<fi_cq_format>(99);
+  EXPECT_EQ(Cq::validate(&attr), -FI_ENOSYS);
+  attr.format = FI_CQ_FORMAT_MSG;
+  attr.wait_obj = FI_WAIT_SET;
+  EXPECT_EQ(Cq::validate(&attr), -FI_ENOSYS);
+  attr.wait_obj = FI_WAIT_NONE;
+  attr.flags = 1ull << 40;
+  EXPECT_EQ(Cq::validate(&attr), -FI_EINVAL);
+  EXPECT_EQ(Cq::validate(nullptr), -FI_EINVAL);
+}
