@@ -119,6 +119,17 @@ uint64_t Engine::next_deadline_ns() const noexcept {
   return d;
 }
 
+bool Engine::sends_settled() const noexcept {
+  for (auto& pp : peers_)
+    if (pp->sq_head) return false;
+  return txq_len_ == 0;
+}
+
+void Engine::ack_all_now() noexcept {
+  for (auto& pp : peers_)
+    if (pp->ack_pending) pp->ack_now = true;
+}
+
 bool Engine::busy() const noexcept {
   if (txq_len_) return true;
   for (auto& pp : peers_)

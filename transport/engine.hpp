@@ -121,6 +121,12 @@ class Engine {
   uint64_t next_deadline_ns() const noexcept;
   // True if sends are queued or in flight, or packets are waiting for the link.
   bool busy() const noexcept;
+  // True if no send of ours waits for an acknowledgement.
+  bool sends_settled() const noexcept;
+  // Acknowledges everything received at the next progress() (close-time flush).
+  void ack_all_now() noexcept;
+  // Time (ns) the last packet was received, 0 if none.
+  uint64_t last_rx_ns() const noexcept { return last_rx_ns_; }
 
   const EngineStats& stats() const noexcept { return stats_; }
   // Objects in use (tests check for leaks at quiescence).
@@ -183,6 +189,7 @@ class Engine {
   std::vector<std::unique_ptr<Peer>> peers_;
   std::unordered_map<PeerAddr, PeerId, PeerAddrHash> peer_index_;
   PeerId last_rx_peer_ = kNoPeer;
+  uint64_t last_rx_ns_ = 0;
 
   util::ObjectPool<SendMsg> send_pool_;
   std::unique_ptr<uint8_t[]> inject_arena_;

@@ -66,6 +66,7 @@ struct TransportConfig {
   uint32_t ack_delay_us = 20;                  // us, 0..1000000
   uint32_t peer_timeout_ms = 10000;            // ms, 100..3600000
   uint32_t assist_interval_us = 1000;          // us, 0..1000000 (0 = no liveness assist)
+  uint32_t linger_ms = 1000;                   // ms, 0..60000: longest close-time linger
   uint64_t max_unexpected_bytes = 67108864;    // bytes per endpoint, 65536..2^34
 
   friend bool operator==(const TransportConfig&, const TransportConfig&) = default;

@@ -68,7 +68,28 @@ TransportEndpoint::~TransportEndpoint() = default;
 
 int TransportEndpoint::enable() { return 0; }
 
+void TransportEndpoint::linger() noexcept {
+  const uint64_t cap_ns = uint64_t(tdom_->config().transport.linger_ms) * 1'000'000;
+  if (!engine_ || !engine_->config().reliable || cap_ns == 0) return;
+  constexpr uint64_t kQuietNs = 20'000'000;  // no packet for this long: peers are settled
+  transport::Clock& clk = tdom_->clock();
+  const uint64_t start = clk.now_ns();
+  {
+    util::Guard<util::MaybeLock> g(tdom_->lock());
+    engine_->ack_all_now();
+  }
+  for (;;) {
+    tdom_->progress();
+    uint64_t now = clk.now_ns();
+    if (now - start >= cap_ns) break;
+    util::Guard<util::MaybeLock> g(tdom_->lock());
+    uint64_t last = std::max(engine_->last_rx_ns(), start);
+    if (engine_->sends_settled() && now - last >= kQuietNs) break;
+  }
+}
+
 void TransportEndpoint::teardown() noexcept {
+  linger();
   if (ep_id_) tdom_->detach(ep_id_);
   if (engine_) {
     const transport::EngineStats& s = engine_->stats();
