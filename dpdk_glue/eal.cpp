@@ -11,7 +11,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <atomic>
 #include <mutex>
+#include <pthread.h>
 #include <sstream>
 
 #include "dpdk_glue/netns.hpp"
@@ -185,11 +187,39 @@ bool eal_running() noexcept {
   return g_initialized;
 }
 
-void ensure_thread_registered() noexcept {
+std::vector<int> parse_cpu_list(const std::string& list) {
+  std::vector<int> cpus;
+  size_t pos = 0;
+  while (pos < list.size()) {
+    size_t comma = list.find(',', pos);
+    std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    size_t dash = item.find('-');
+    char* end = nullptr;
+    long a = strtol(item.c_str(), &end, 10);
+    long b = dash == std::string::npos ? a : strtol(item.c_str() + dash + 1, &end, 10);
+    if (item.empty() || a < 0 || b < a || b >= CPU_SETSIZE) return {};
+    for (long c = a; c <= b; ++c) cpus.push_back(static_cast<int>(c));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return cpus;
+}
+
+void ensure_thread_registered(const char* pin_cpus) noexcept {
   thread_local bool done = false;
   if (done) return;
   done = true;
   if (rte_lcore_id() == LCORE_ID_ANY) (void)rte_thread_register();
+  if (!pin_cpus || !*pin_cpus) return;
+  static std::atomic<unsigned> next{0};
+  std::vector<int> cpus = parse_cpu_list(pin_cpus);
+  if (cpus.empty()) return;
+  int cpu = cpus[next.fetch_add(1) % cpus.size()];
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0)
+    PF_LOG("dpdk", Info, Domain, "thread pinned to CPU {} (eal.pin_threads)", cpu);
 }
 
 }  // namespace pollfab::dpdk_glue

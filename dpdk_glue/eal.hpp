@@ -33,7 +33,11 @@ bool eal_running() noexcept;
 std::vector<std::string> eal_args(const config::Config& cfg, std::string* warning);
 // True if hugetlbfs is mounted and has at least `mb` MiB of free 2 MiB pages.
 bool hugepages_available(uint32_t mb) noexcept;
-// Registers the calling thread with EAL (rte_thread_register) once; cheap afterwards.
-void ensure_thread_registered() noexcept;
+// Registers the calling thread with EAL (rte_thread_register) once; cheap afterwards. If
+// pin_cpus is non-empty (eal.pin_threads; a CPU list such as "0-3,8"), the thread is also
+// pinned to one CPU of that list, threads taking the CPUs in turn.
+void ensure_thread_registered(const char* pin_cpus = nullptr) noexcept;
+// Parses a CPU list ("0-3,8") into CPU numbers; empty on a syntax error.
+std::vector<int> parse_cpu_list(const std::string& list);
 
 }  // namespace pollfab::dpdk_glue

@@ -65,7 +65,11 @@ DpdkDomain::DpdkDomain(DpdkFabric* fabric, const fi_info* info, void* context,
     base_.ipv4 = (198u << 24) | (19u << 16) | (uint32_t(mac.addr_bytes[4]) << 8) | mac.addr_bytes[5];
   transport::testing::FaultConfig f{cfg.fault.drop, cfg.fault.dup, cfg.fault.reorder,
                                     cfg.fault.corrupt, cfg.fault.seed};
-  io_ = std::make_unique<DpdkIo>(*port_, base_.ipv4, base_.udp_port, f);
+  // eal.pin_threads: threads calling in are pinned near the port (eal.lcores if set, else the
+  // CPUs of the port's NUMA node from hwloc).
+  std::string pin;
+  if (cfg.eal.pin_threads) pin = !cfg.eal.lcores.empty() ? cfg.eal.lcores : port_->placement().cpus;
+  io_ = std::make_unique<DpdkIo>(*port_, base_.ipv4, base_.udp_port, f, pin);
   if (f.any())
     PF_LOG("dpdk", Warn, Domain, "fault injection on {}: drop {} dup {} reorder {} seed {}",
            port_->name(), f.drop, f.dup, f.reorder, f.seed);

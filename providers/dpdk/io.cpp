@@ -15,16 +15,16 @@ namespace pollfab::providers::dpdk {
 using transport::PacketBuf;
 
 DpdkIo::DpdkIo(dpdk_glue::Port& port, uint32_t ipv4, uint16_t udp_port,
-               const transport::testing::FaultConfig& faults)
+               const transport::testing::FaultConfig& faults, std::string pin_cpus)
     : port_(port), mtu_(port.mtu()), ipv4_(ipv4), udp_port_(udp_port), mac_(port.mac()),
-      faults_(faults), faulty_(faults.any()) {}
+      faults_(faults), faulty_(faults.any()), pin_cpus_(std::move(pin_cpus)) {}
 
 DpdkIo::~DpdkIo() {
   for (uint32_t i = 0; i < n_delayed_; ++i) rte_pktmbuf_free(delayed_[i].m);
 }
 
 uint16_t DpdkIo::alloc(PacketBuf* out, uint16_t n) noexcept {
-  dpdk_glue::ensure_thread_registered();
+  dpdk_glue::ensure_thread_registered(pin_cpus_.c_str());
   rte_mbuf* m[64];
   if (n > 64) n = 64;
   while (n && rte_pktmbuf_alloc_bulk(port_.pool(), m, n) != 0) n /= 2;

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "dpdk_glue/port.hpp"
 #include "transport/packet_io.hpp"
@@ -29,8 +30,9 @@ struct IoStats {
 
 class DpdkIo final : public transport::PacketIo {
  public:
+  // pin_cpus: CPUs to pin calling threads to (eal.pin_threads), "" = no pinning.
   DpdkIo(dpdk_glue::Port& port, uint32_t ipv4, uint16_t udp_port,
-         const transport::testing::FaultConfig& faults);
+         const transport::testing::FaultConfig& faults, std::string pin_cpus = {});
   ~DpdkIo() override;
 
   uint32_t max_packet_bytes() const noexcept override { return mtu_ - 28; }
@@ -54,6 +56,7 @@ class DpdkIo final : public transport::PacketIo {
   rte_ether_addr mac_;
   transport::testing::FaultInjector faults_;
   bool faulty_;
+  std::string pin_cpus_;
   struct Delayed {
     rte_mbuf* m;
     uint64_t due_ns;

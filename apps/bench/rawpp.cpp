@@ -1,0 +1,174 @@
+// pollfab-rawpp: a raw DPDK ping-pong with no protocol at all, on the same port the dpdk
+// provider would use (same config: POLLFAB_CONFIG, so `pollfab testbed exec` works). It is the
+// floor the provider can approach: the client sends a message as a burst of MTU-sized Ethernet
+// frames (EtherType 0x88b5, local experimental), the server swaps the MAC addresses and sends
+// each frame back, the client waits for all of them. Lost frames are counted, never resent.
+//   server: pollfab-rawpp
+//   client: pollfab-rawpp -S 64,4k,1m -I 1000 SERVER_ADDR
+// Output columns: bytes, iterations, usec/xfer (half round trip), MB/sec (fi_pingpong's
+// definition: 2 * bytes * iterations / time), lost frames.
+#include <CLI/CLI.hpp>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "apps/common/oob.hpp"
+#include "dpdk_glue/eal.hpp"
+#include "dpdk_glue/port.hpp"
+#include "lib/config/loader.hpp"
+
+using namespace pollfab;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr uint16_t kEtherType = 0x88b5;
+
+size_t parse_size(std::string s) {
+  size_t mult = 1;
+  char c = s.empty() ? 0 : static_cast<char>(tolower(s.back()));
+  if (c == 'k') mult = 1024; else if (c == 'm') mult = 1 << 20;
+  if (mult != 1) s.pop_back();
+  return std::stoull(s) * mult;
+}
+
+struct Run {
+  dpdk_glue::Port* port;
+  rte_ether_addr peer;
+  uint32_t frame_payload;  // bytes per frame after the Ethernet header
+};
+
+// Server: echo frames until told the count is reached (count comes per size over OOB).
+int serve(Run& r, apps::Oob& oob) {
+  for (;;) {
+    uint64_t want = 0;
+    if (!oob.recv_all(&want, sizeof want)) return 0;  // client done
+    if (want == 0) return 0;
+    uint64_t echoed = 0;
+    rte_mbuf* m[64];
+    auto deadline = Clock::now() + std::chrono::seconds(120);
+    while (echoed < want && Clock::now() < deadline) {
+      uint16_t n = r.port->rx_burst(m, 64);
+      uint16_t k = 0;
+      for (uint16_t i = 0; i < n; ++i) {
+        auto* eth = rte_pktmbuf_mtod(m[i], rte_ether_hdr*);
+        if (eth->ether_type != rte_cpu_to_be_16(kEtherType)) {
+          rte_pktmbuf_free(m[i]);
+          continue;
+        }
+        eth->dst_addr = eth->src_addr;
+        eth->src_addr = r.port->mac();
+        m[k++] = m[i];
+      }
+      uint16_t sent = 0;
+      while (sent < k) sent += r.port->tx_burst(m + sent, k - sent);
+      echoed += k;
+    }
+    if (!oob.sync()) return 1;
+  }
+}
+
+int client(Run& r, apps::Oob& oob, const std::vector<size_t>& sizes, uint64_t iters) {
+  printf("%-10s %-8s %12s %12s %8s\n", "bytes", "#iters", "usec/xfer", "MB/sec", "lost");
+  for (size_t size : sizes) {
+    uint32_t frames = static_cast<uint32_t>(std::max<size_t>(1, (size + r.frame_payload - 1) / r.frame_payload));
+    uint64_t want = iters * frames;
+    if (!oob.send_all(&want, sizeof want)) return 1;
+    uint64_t lost = 0;
+    auto t0 = Clock::now();
+    for (uint64_t it = 0; it < iters; ++it) {
+      uint32_t left = frames, got = 0;
+      while (left) {  // send the message as bursts of frames
+        rte_mbuf* m[64];
+        uint16_t n = static_cast<uint16_t>(std::min<uint32_t>(left, 64));
+        if (rte_pktmbuf_alloc_bulk(r.port->pool(), m, n) != 0) continue;
+        for (uint16_t i = 0; i < n; ++i) {
+          uint32_t len = std::min<uint32_t>(r.frame_payload, uint32_t(std::max<size_t>(size, 46)));
+          auto* eth = reinterpret_cast<rte_ether_hdr*>(rte_pktmbuf_append(m[i], uint16_t(14 + len)));
+          eth->dst_addr = r.peer;
+          eth->src_addr = r.port->mac();
+          eth->ether_type = rte_cpu_to_be_16(kEtherType);
+        }
+        uint16_t sent = 0;
+        while (sent < n) sent += r.port->tx_burst(m + sent, n - sent);
+        left -= n;
+      }
+      auto deadline = Clock::now() + std::chrono::milliseconds(200);
+      while (got < frames && Clock::now() < deadline) {
+        rte_mbuf* m[64];
+        uint16_t n = r.port->rx_burst(m, 64);
+        for (uint16_t i = 0; i < n; ++i) {
+          auto* eth = rte_pktmbuf_mtod(m[i], rte_ether_hdr*);
+          if (eth->ether_type == rte_cpu_to_be_16(kEtherType)) ++got;
+          rte_pktmbuf_free(m[i]);
+        }
+      }
+      lost += frames - got;
+    }
+    double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    if (!oob.sync()) return 1;
+    printf("%-10zu %-8llu %12.2f %12.2f %8llu\n", size, (unsigned long long)iters, us / double(iters) / 2,
+           2.0 * double(size) * double(iters) / us, (unsigned long long)lost);
+    fflush(stdout);
+  }
+  uint64_t zero = 0;
+  oob.send_all(&zero, sizeof zero);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"raw DPDK ping-pong (the floor under the dpdk provider)"};
+  std::string server, sizes_s = "64,4k,1m";
+  uint64_t iters = 1000;
+  uint16_t port_no = 47594;
+  app.add_option("addr", server, "server bootstrap address (client mode)");
+  app.add_option("-S,--sizes", sizes_s, "message sizes");
+  app.add_option("-I,--iterations", iters, "iterations per size");
+  app.add_option("-B,--port", port_no, "out-of-band TCP port");
+  CLI11_PARSE(app, argc, argv);
+
+  config::LoadResult lr = config::load("dpdk");
+  if (!lr.config) {
+    fprintf(stderr, "rawpp: %s\n", lr.error.c_str());
+    return 1;
+  }
+  apps::Oob oob;
+  std::string err;
+  bool is_client = !server.empty();
+  if (is_client ? !oob.connect(server, port_no, 30, err) : !oob.serve(port_no, 120, err)) {
+    fprintf(stderr, "rawpp: out-of-band: %s\n", err.c_str());
+    return 1;
+  }
+  auto e = dpdk_glue::eal_acquire(*lr.config);
+  if (e.status != util::Status::Ok) {
+    fprintf(stderr, "rawpp: %s\n", e.message.c_str());
+    return 1;
+  }
+  const std::string& vdev = lr.config->dpdk.vdevs.at(0);
+  util::Status st;
+  auto port = dpdk_glue::Port::open(vdev.substr(0, vdev.find(',')), *lr.config, st, err);
+  if (!port) {
+    fprintf(stderr, "rawpp: %s\n", err.c_str());
+    return 1;
+  }
+  Run r{port.get(), {}, port->mtu()};
+  rte_ether_addr mine = port->mac();
+  if (!oob.send_all(&mine, sizeof mine) || !oob.recv_all(&r.peer, sizeof r.peer)) return 1;
+  if (!is_client) return serve(r, oob);
+  std::vector<size_t> sizes;
+  size_t pos = 0;
+  while (pos <= sizes_s.size()) {
+    size_t c = sizes_s.find(',', pos);
+    sizes.push_back(parse_size(sizes_s.substr(pos, c - pos)));
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
+  return client(r, oob, sizes, iters);
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): Debian's unmodified fi_pingpong -e rdm over
+#   - pollfab's dpdk provider on net_tap (testbed, host b -> host a), and on net_memif if it works
+#   - the reference libfabric's "tcp;ofi_rxm" and "udp;ofi_rxd" on loopback (inside a testbed
+#     namespace, so no traffic touches the machine's own interfaces)
+# plus a raw DPDK ping-pong with no protocol on the same vdevs (the floor pollfab can approach),
+# all in one run. Prints usec/xfer at 64 B and 4 KiB and MB/sec at 1 MiB side by side, with
+# ratios to pollfab over net_tap: ratio = row / pollfab(tap) for every column (usec/xfer: above
+# 1 means the row is slower than pollfab; MB/sec: above 1 means the row moves more data).
+# Run as root. Options: --quick (fewer iterations).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+i64=20000; i4k=10000; i1m=300
+if [ "${1:-}" = "--quick" ]; then i64=2000; i4k=1000; i1m=50; fi
+[ "$(id -u)" -eq 0 ] || { echo "bench-compare: run as root" >&2; exit 1; }
+scripts/install-deps.sh >/dev/null
+scripts/build.sh >/tmp/pollfab-bench-build.log 2>&1 || { cat /tmp/pollfab-bench-build.log; exit 1; }
+P=$PWD/build/apps/pollfab
+RAW=$PWD/build/apps/pollfab-rawpp
+out=$(mktemp -d)
+bg=""
+cleanup() {
+  [ -n "$bg" ] && kill "$bg" 2>/dev/null || true
+  wait 2>/dev/null || true
+  "$P" testbed down >/dev/null 2>&1 || true
+  rm -rf "$out"
+}
+trap cleanup EXIT
+
+# run_pair NAME SERVER_PREFIX... -- CLIENT_PREFIX... : runs "prefix fi_pingpong ARGS" pairs.
+# Usage: pp NAME SIZE ITERS PROV SERVERWRAP CLIENTWRAP PEER
+pp() {
+  local name=$1 size=$2 iters=$3 prov=$4 swrap=$5 cwrap=$6 peer=$7
+  timeout 300 $swrap fi_pingpong -p "$prov" -e rdm -S "$size" -I "$iters" > "$out/$name.$size.s" 2>&1 &
+  bg=$!
+  sleep 0.7
+  if timeout 300 $cwrap fi_pingpong -p "$prov" -e rdm -S "$size" -I "$iters" "$peer" > "$out/$name.$size" 2>&1; then
+    wait "$bg" || true
+  else
+    kill "$bg" 2>/dev/null || true; wait "$bg" 2>/dev/null || true
+    echo "n/a" > "$out/$name.$size"
+  fi
+  bg=""
+}
+# The value of column COL (6 = MB/sec, 7 = usec/xfer) of fi_pingpong's result line.
+val() { awk -v c="$2" '/^[0-9]+[kmg]? / {v=$c} END {print (v==""?"n/a":v)}' "$out/$1" 2>/dev/null || echo n/a; }
+
+raw() {
+  local name=$1
+  timeout 300 "$P" testbed exec a -- "$RAW" -S 64,4096,1048576 -I "$i4k" > "$out/$name.s" 2>&1 &
+  bg=$!
+  sleep 0.7
+  timeout 300 "$P" testbed exec b -- "$RAW" -S 64,4096,1048576 -I "$i4k" "$("$P" testbed addr a)" > "$out/$name" 2>&1 || echo "n/a" >> "$out/$name"
+  wait "$bg" 2>/dev/null || true
+  bg=""
+}
+rawval() { awk -v s="$2" -v c="$3" '$1==s {print $c}' "$out/$1" | tail -1; }
+
+echo "pollfab bench-compare: $(date -u +%FT%TZ), $(nproc) cores, fi_pingpong -e rdm"
+"$P" testbed down >/dev/null 2>&1 || true
+"$P" testbed up --link tap >/dev/null
+A=$("$P" testbed addr a)
+for s in 64:$i64 4096:$i4k 1048576:$i1m; do
+  size=${s%:*}; it=${s#*:}
+  pp pollfab_tap "$size" "$it" dpdk "$P testbed exec a --" "$P testbed exec b --" "$A"
+  pp rxm "$size" "$it" "tcp;ofi_rxm" "ip netns exec pollfab-a" "ip netns exec pollfab-a" 127.0.0.1
+  pp rxd "$size" "$it" "udp;ofi_rxd" "ip netns exec pollfab-a" "ip netns exec pollfab-a" 127.0.0.1
+done
+raw raw_tap
+"$P" testbed down >/dev/null
+if "$P" testbed up --link memif >/dev/null; then
+  for s in 64:$i64 4096:$i4k 1048576:$i1m; do
+    size=${s%:*}; it=${s#*:}
+    pp pollfab_memif "$size" "$it" dpdk "$P testbed exec a --" "$P testbed exec b --" "$A"
+  done
+  raw raw_memif
+  "$P" testbed down >/dev/null
+fi
+
+# ratio ROW POLLFAB = row / pollfab
+ratio() { python3 -c "import sys; a,b=sys.argv[1:]; print('%.2f'%(float(a)/float(b)) if a not in('n/a','') and b not in('n/a','') and float(b)>0 else 'n/a')" "$1" "$2"; }
+p64=$(val pollfab_tap.64 7); p4k=$(val pollfab_tap.4096 7); p1m=$(val pollfab_tap.1048576 6)
+printf "\n%-34s %12s %12s %12s   %s\n" "" "64B usec" "4KiB usec" "1MiB MB/s" "ratio to pollfab(tap): 64B 4KiB 1MiB"
+row() {  # label v64 v4k v1m
+  printf "%-34s %12s %12s %12s   %6s %6s %6s\n" "$1" "$2" "$3" "$4" \
+    "$(ratio "$2" "$p64")" "$(ratio "$3" "$p4k")" "$(ratio "$4" "$p1m")"
+}
+row "pollfab dpdk, net_tap" "$p64" "$p4k" "$p1m"
+row "pollfab dpdk, net_memif" "$(val pollfab_memif.64 7)" "$(val pollfab_memif.4096 7)" "$(val pollfab_memif.1048576 6)"
+row "reference tcp;ofi_rxm, loopback" "$(val rxm.64 7)" "$(val rxm.4096 7)" "$(val rxm.1048576 6)"
+row "reference udp;ofi_rxd, loopback" "$(val rxd.64 7)" "$(val rxd.4096 7)" "$(val rxd.1048576 6)"
+row "raw DPDK floor, net_tap" "$(rawval raw_tap 64 3)" "$(rawval raw_tap 4096 3)" "$(rawval raw_tap 1048576 4)"
+row "raw DPDK floor, net_memif" "$(rawval raw_memif 64 3)" "$(rawval raw_memif 4096 3)" "$(rawval raw_memif 1048576 4)"
+echo
+echo "ratio = row / pollfab(tap): usec/xfer above 1 = slower than pollfab; MB/s above 1 = more throughput."
+echo "Iterations: 64 B $i64, 4 KiB $i4k, 1 MiB $i1m; raw: $i4k per size (lost raw frames are counted, not resent)."
