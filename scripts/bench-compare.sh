@@ -23,7 +23,7 @@ cleanup() {
   [ -n "$bg" ] && kill "$bg" 2>/dev/null || true
   wait 2>/dev/null || true
   "$P" testbed down >/dev/null 2>&1 || true
-  rm -rf "$out"
+  [ -n "${KEEP_LOGS:-}" ] && echo "logs kept in $out" || rm -rf "$out"
 }
 trap cleanup EXIT
 
