@@ -160,8 +160,10 @@ EalResult eal_acquire(const config::Config& cfg) {
     else
       hint = "; check dpdk.vdevs and eal.args in the config (pollfab info shows them), and that "
              "/dev/net/tun exists for net_tap";
-    g_failure = {status_of_errno(e == 0 ? EIO : e),
-                 std::string("rte_eal_init failed: ") + rte_strerror(e) + hint};
+    // Without root, whatever EAL reports (often ENOMEM for hugepage/lock limits) is a
+    // privilege problem: say so with -FI_EACCES.
+    util::Status st = geteuid() != 0 ? util::Status::Permission : status_of_errno(e == 0 ? EIO : e);
+    g_failure = {st, std::string("rte_eal_init failed: ") + rte_strerror(e) + hint};
     PF_LOG("dpdk", Warn, Fabric, "{}", g_failure.message);
     return g_failure;
   }

@@ -11,6 +11,8 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -151,7 +153,9 @@ int main(int argc, char** argv) {
   apps::Oob oob;
   std::string err;
   bool is_client = !server.empty();
-  if (is_client ? !oob.connect(server, port_no, 30, err) : !oob.serve(port_no, 120, err)) {
+  // The client connects first, so its port starts only once the server's is up (a memif
+  // client that starts before the server's socket exists never connects).
+  if (is_client && !oob.connect(server, port_no, 30, err)) {
     fprintf(stderr, "rawpp: out-of-band: %s\n", err.c_str());
     return 1;
   }
@@ -166,6 +170,15 @@ int main(int argc, char** argv) {
   if (!port) {
     fprintf(stderr, "rawpp: %s\n", err.c_str());
     return 1;
+  }
+  if (!is_client && !oob.serve(port_no, 120, err)) {
+    fprintf(stderr, "rawpp: out-of-band: %s\n", err.c_str());
+    return 1;
+  }
+  for (int i = 0; i < 500; ++i) {  // wait (at most 5 s) for the link
+    rte_eth_link link{};
+    if (rte_eth_link_get_nowait(port->id(), &link) == 0 && link.link_status) break;
+    usleep(10000);
   }
   Run r{port.get(), {}, port->mtu()};
   rte_ether_addr mine = port->mac();
