@@ -10,8 +10,7 @@ PKGS=(
   libhwloc-dev hwloc
   libtomlplusplus-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
-  iproute2 bridge-utils procps psmisc util-linux
-  clang libclang-rt-14-dev
+  iproute2 procps util-linux binutils
 )
 
 missing=()
