@@ -46,10 +46,14 @@ std::string allowed_cpus() {
   return out.empty() ? "0" : out;
 }
 
+// At exit only the runtime directory is removed. rte_eal_cleanup() is deliberately not called:
+// in DPDK 22.11 it frees interrupt handles while the EAL interrupt thread may still be polling
+// them (a memif peer disconnecting at the same moment crashed the process in rte_intr_fd_get),
+// and it buys nothing at exit: hugepage files are unlinked when mapped (--huge-unlink) and the
+// kernel reclaims the memory.
 void cleanup_at_exit() {
   std::lock_guard<std::mutex> g(g_mu);
   if (!g_initialized) return;
-  rte_eal_cleanup();
   g_initialized = false;
   if (!g_runtime_dir.empty()) {
     std::error_code ec;

@@ -1,6 +1,6 @@
 // EAL lifetime: initialised once per process on the first acquire(), reference counted by the
-// open fabrics, cleaned up at process exit (DPDK cannot re-initialise EAL in one process, so
-// the last release keeps it). Arguments come from the config (lib/config):
+// open fabrics; at process exit its runtime directory is removed (DPDK cannot re-initialise EAL
+// in one process, so the last release keeps it running; see eal.cpp on rte_eal_cleanup). Arguments come from the config (lib/config):
 //   --lcores=0@(<allowed CPUs>)  the main lcore floats over the CPUs the process may use, so the
 //                                application thread is not pinned (unless eal.lcores says so)
 //   --no-pci                     unless eal.pci_allow lists devices (-a BDF each)
