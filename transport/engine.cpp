@@ -79,6 +79,10 @@ const PeerAddr& Engine::peer_addr(PeerId id) const noexcept { return peers_[id]-
 void Engine::set_peer_user(PeerId id, uint64_t user) noexcept {
   if (id < peers_.size()) peers_[id]->user = user;
 }
+void Engine::clear_peer_users() noexcept {
+  for (auto& p : peers_) p->user = ~0ull;
+}
+
 uint64_t Engine::peer_user(PeerId id) const noexcept {
   return id < peers_.size() ? peers_[id]->user : ~0ull;
 }
@@ -96,8 +100,11 @@ void Engine::note_ack_pending(Peer& p) noexcept {
 void Engine::progress() noexcept {
   if (cfg_.reliable) {
     uint64_t now = clock_.now_ns();
-    for (auto& pp : peers_) {
-      Peer& p = *pp;
+    for (size_t i = 0; i < peers_.size(); ++i) {
+      Peer& p = *peers_[i];
+      // A packet held at rcv_nxt that could not be delivered (unexpected budget full) gets
+      // another chance once receives are posted or unexpected messages consumed.
+      if (p.held_count && p.held[p.rcv_nxt.raw() & wmask_].data) drain_held(p, static_cast<PeerId>(i));
       if (p.rto_deadline_ns && now >= p.rto_deadline_ns) on_rto(p, now);
       if (p.sq_next) pump(p);
       if (p.ack_pending &&

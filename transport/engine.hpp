@@ -64,7 +64,7 @@ struct EngineConfig {
   uint32_t rx_size = 1024;               // posted receives (pool size)
   uint32_t inject_size = 1024;           // bytes copied at post time for kOpInject
   uint64_t max_msg_size = 0xffffffffull; // bytes
-  uint64_t max_unexpected_bytes = 64ull << 20;
+  uint64_t max_unexpected_bytes = 64ull << 20;  // buffers and bookkeeping of unexpected messages
   uint32_t max_peers = 4096;
 };
 
@@ -98,6 +98,8 @@ class Engine {
   // Returns the peer for addr or kNoPeer (never creates).
   PeerId find_peer(const PeerAddr& addr) const noexcept;
   const PeerAddr& peer_addr(PeerId id) const noexcept;
+  // Forgets every peer's provider tag (after the AV changed).
+  void clear_peer_users() noexcept;
   // Provider tag for a peer (e.g. its fi_addr), reported in receive completions.
   void set_peer_user(PeerId id, uint64_t user) noexcept;
   uint64_t peer_user(PeerId id) const noexcept;

@@ -57,6 +57,7 @@ struct Engine::Peer {
   Route route;
   uint64_t user = ~0ull;
   uint32_t remote_epoch = 0;
+  uint32_t retired_epoch = 0;  // the incarnation remote_epoch replaced (its packets are ignored)
 
   // send side
   Seq32 snd_una, snd_nxt;

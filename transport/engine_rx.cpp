@@ -63,12 +63,28 @@ void Engine::on_packet(PacketBuf& pkt) noexcept {
     else { ++stats_.drop_protocol; io_.free(&pkt, 1); }
     return;
   }
+  PeerAddr a{pkt.src, h.src_ep};
   if (h.dst_epoch && h.dst_epoch != cfg_.epoch) {  // addressed to an earlier incarnation
     ++stats_.drop_stale_epoch;
     io_.free(&pkt, 1);
+    // Tell the sender we restarted (an ACK with our epoch resets its state for us), so its
+    // pending sends fail at once instead of being retransmitted forever.
+    if (h.type == wire::Type::Data) {
+      PeerId sp = find_peer(a);
+      if (sp == kNoPeer) {
+        try { sp = create_peer(a); } catch (...) { sp = kNoPeer; }
+      }
+      if (sp != kNoPeer) {
+        Peer& q = P(sp);
+        if (q.remote_epoch != h.src_epoch) {
+          if (q.remote_epoch) q.retired_epoch = q.remote_epoch;
+          q.remote_epoch = h.src_epoch;
+        }
+        send_ack(q);
+      }
+    }
     return;
   }
-  PeerAddr a{pkt.src, h.src_ep};
   PeerId pid = last_rx_peer_;
   if (pid == kNoPeer || !(peers_[pid]->addr == a)) {
     pid = find_peer(a);
@@ -84,9 +100,15 @@ void Engine::on_packet(PacketBuf& pkt) noexcept {
   }
   Peer& p = P(pid);
   if (p.remote_epoch != h.src_epoch) {
+    if (h.src_epoch == p.retired_epoch) {  // a late packet of an incarnation already replaced
+      ++stats_.drop_stale_epoch;
+      io_.free(&pkt, 1);
+      return;
+    }
     if (p.remote_epoch != 0) {  // the peer restarted: what we had with it is void
       ++stats_.peer_resets;
       reset_peer(p, pid, Status::IoError);
+      p.retired_epoch = p.remote_epoch;
     }
     p.remote_epoch = h.src_epoch;
   }
@@ -128,6 +150,12 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
     p.ack_now = true;  // SACK news
     if (!p.ack_pending) note_ack_pending(p);
     return;
+  }
+  PacketBuf& stale = p.held[psn.raw() & wmask_];
+  if (stale.data) {  // an earlier copy was held and could not be delivered yet: use this one
+    io_.free(&stale, 1);
+    stale.data = nullptr;
+    --p.held_count;
   }
   if (!deliver(p, pid, h, pkt.data + wire::kHeaderBytes)) {
     ++stats_.drop_unexpected_full;  // not acknowledged: the sender retries later
@@ -187,7 +215,10 @@ bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* 
       r->received = 0;
     } else {
       bool inline_buf = h.msg_len <= kInlineUnexpectedBytes;
-      if (!inline_buf && unex_bytes_ + h.msg_len > cfg_.max_unexpected_bytes) return false;
+      // Every entry counts against max_unexpected_bytes (its bookkeeping too), so a sender
+      // of endless small messages cannot grow our memory without bound.
+      const uint64_t cost = sizeof(UnexEntry) + (inline_buf ? 0 : h.msg_len);
+      if (unex_bytes_ + cost > cfg_.max_unexpected_bytes) return false;
       UnexEntry* u = new (std::nothrow) UnexEntry;
       if (!u) return false;
       u->buf = inline_buf ? u->inline_buf : static_cast<uint8_t*>(std::malloc(h.msg_len));
@@ -195,7 +226,7 @@ bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* 
         delete u;
         return false;
       }
-      if (!inline_buf) unex_bytes_ += h.msg_len;
+      unex_bytes_ += cost;
       u->peer = pid;
       u->flags = h.flags;
       u->tag = h.tag;
@@ -311,6 +342,7 @@ void Engine::free_unexpected(UnexEntry* u) noexcept {
     unexpected_[(u->flags & wire::kTagged) ? 1 : 0].erase(u);
     u->listed = false;
   }
+  unex_bytes_ -= sizeof(UnexEntry);
   if (u->buf && u->buf != u->inline_buf) {
     std::free(u->buf);
     unex_bytes_ -= u->msg_len;

@@ -67,7 +67,7 @@ Status Engine::send_dgram(const SendOp& op, uint64_t len) noexcept {
   Completion c;
   c.context = op.context;
   c.flags = kCompSend | ((op.flags & kOpTagged) ? kCompTagged : 0);
-  c.cq_entry = (op.flags & kOpCompletion) && !(op.flags & kOpInject);
+  c.cq_entry = (op.flags & kOpCompletion) != 0;
   c.len = len;
   sink_.on_completion(c);
   return Status::Ok;
@@ -191,7 +191,9 @@ void Engine::on_ack(Peer& p, const wire::Header& h) noexcept {
     uint64_t sample = 0;
     for (Seq32 s = p.snd_una; s < ack; ++s) {
       TxSlot& t = p.txw[s.raw() & wmask_];
-      if (t.tx_count == 1) {  // Karn: no samples from retransmitted packets
+      // Karn: no samples from retransmitted packets; nor from SACKed ones (their ACK came
+      // long before this cumulative one, the gap would count recovery time as RTT).
+      if (t.tx_count == 1 && !t.sacked) {
         sample = now - t.sent_ns;
         have = true;
       }
@@ -259,7 +261,10 @@ void Engine::on_rto(Peer& p, uint64_t now) noexcept {
     return;
   }
   ++stats_.rto_events;
-  // Resend what SACK can vouch for (the first 65 packets); ACKs then reveal later holes.
+  // A timeout voids SACK information (RFC 2018: the receiver may renege): clear it, so the
+  // oldest packet is always resent, then resend what SACK could vouch for (the first 65);
+  // the ACKs that follow reveal later holes.
+  for (Seq32 s = p.snd_una; s < p.snd_nxt; ++s) p.txw[s.raw() & wmask_].sacked = false;
   Seq32 to = p.snd_una + 65;
   if (to > p.snd_nxt) to = p.snd_nxt;
   retransmit(p, p.snd_una, to);
@@ -272,9 +277,9 @@ void Engine::complete_send(SendMsg* m, Status st) noexcept {
   Completion c;
   c.context = m->op.context;
   c.flags = kCompSend | ((m->op.flags & kOpTagged) ? kCompTagged : 0);
-  // Success: an entry only if asked for and not an inject. Failure: always an error entry, so
-  // the application learns of it (an inject's entry carries its null context).
-  c.cq_entry = st != Status::Ok || ((m->op.flags & kOpCompletion) && !(m->op.flags & kOpInject));
+  // Success: an entry only if asked for (fi_inject calls never ask). Failure: always an error
+  // entry, so the application learns of it (an inject's entry carries its null context).
+  c.cq_entry = st != Status::Ok || (m->op.flags & kOpCompletion);
   c.status = st;
   c.len = m->len;
   send_pool_.put(m);

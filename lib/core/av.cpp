@@ -104,7 +104,6 @@ int Av::insert(const void* addr, size_t count, fi_addr_t* fi_addr, uint64_t flag
       slots_.push_back(s);
       idx = slots_.size() - 1;
       index_.emplace(std::move(key), idx);
-      count_.store(slots_.size(), std::memory_order_release);
     }
     if (fi_addr) fi_addr[i] = idx;
     if (errors) errors[i] = 0;

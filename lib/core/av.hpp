@@ -10,7 +10,7 @@
 // unknown fi_addr. lookup: -FI_EINVAL for an unknown fi_addr; copies min(*addrlen, len) bytes
 // and sets *addrlen to the name's length.
 // Thread-safety: MT-safe (a mutex; the AV is a control-path object, lookups by providers on
-// the data path use the lock-free entry() accessor on a table that only grows).
+// the data path read it through entry(), once per fi_addr, and cache what they need).
 #pragma once
 #include <cstring>
 #include <deque>
@@ -40,6 +40,7 @@ class Av final : public Object {
   Av(Object* owner, const AddressFormat& fmt, const fi_av_attr* attr, void* context);
   fid_av* fid() noexcept { return &box_.fid; }
   int close() override;
+  Object* owner() const noexcept { return owner_; }
   int bind(struct fid* bfid, uint64_t flags) override;
 
   int insert(const void* addr, size_t count, fi_addr_t* fi_addr, uint64_t flags, void* context);
@@ -47,11 +48,13 @@ class Av final : public Object {
   int lookup(fi_addr_t fi_addr, void* addr, size_t* addrlen);
   const char* straddr(const void* addr, char* buf, size_t* len);
 
-  // Data path: the name stored at fi_addr, or nullptr if unknown/removed.
-  const uint8_t* entry(fi_addr_t fi_addr) const noexcept {
-    if (fi_addr >= count_.load(std::memory_order_acquire)) return nullptr;
-    const Slot& s = slots_[fi_addr];
-    return s.valid ? s.bytes : nullptr;
+  // Copies the name stored at fi_addr into out (len >= addrlen()); false if unknown/removed.
+  // Takes the AV lock: endpoints call it once per fi_addr and cache the result.
+  bool entry(fi_addr_t fi_addr, uint8_t* out, size_t len) const noexcept {
+    std::lock_guard<std::mutex> g(mu_);
+    if (fi_addr >= slots_.size() || !slots_[fi_addr].valid || len < fmt_.len()) return false;
+    std::memcpy(out, slots_[fi_addr].bytes, fmt_.len());
+    return true;
   }
   // Reverse lookup of a name (FI_SOURCE / unknown senders); FI_ADDR_NOTAVAIL if absent.
   fi_addr_t reverse(const void* addr) const;
@@ -75,7 +78,6 @@ class Av final : public Object {
   Eq* eq_ = nullptr;
   mutable std::mutex mu_;
   std::deque<Slot> slots_;  // stable addresses as it grows
-  std::atomic<size_t> count_{0};
   std::unordered_map<std::string, fi_addr_t> index_;
   std::atomic<uint64_t> generation_{0};
 };

@@ -15,6 +15,7 @@ class Cntr final : public Object {
   Cntr(Object* owner, Progressable* progress, const fi_cntr_attr* attr, void* context);
   fid_cntr* fid() noexcept { return &box_.fid; }
   int close() override;
+  Object* owner() const noexcept { return owner_; }
 
   void inc() noexcept { value_.fetch_add(1, std::memory_order_release); }
   void inc_err() noexcept { err_.fetch_add(1, std::memory_order_release); }

@@ -30,6 +30,7 @@ class Cq final : public Object {
 
   fid_cq* fid() noexcept { return &box_.fid; }
   int close() override;
+  Object* owner() const noexcept { return owner_; }
   int control(int command, void* arg) override;
 
   // Hot path, called by providers.

@@ -14,16 +14,19 @@ EndpointBase::EndpointBase(Domain* dom, const fi_info* info, void* context) : do
   dom_->ref();
 }
 
-EndpointBase::~EndpointBase() = default;
-
-int EndpointBase::close() {
-  if (refs()) return -FI_EBUSY;
-  teardown();
+// Releases run in the destructor, so a derived constructor that throws (after this base was
+// built) still gives back the domain reference.
+EndpointBase::~EndpointBase() {
   for (Object* o : std::initializer_list<Object*>{tx_cq_, rx_cq_, send_cntr_, recv_cntr_,
                                                    read_cntr_, write_cntr_, rread_cntr_,
                                                    rwrite_cntr_, av_, eq_})
     if (o) o->unref();
   dom_->unref();
+}
+
+int EndpointBase::close() {
+  if (refs()) return -FI_EBUSY;
+  teardown();
   delete this;
   return 0;
 }
@@ -35,6 +38,7 @@ int EndpointBase::bind(struct fid* bfid, uint64_t flags) {
       if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)) return -FI_EBADFLAGS;
       if (!(flags & (FI_TRANSMIT | FI_RECV))) return -FI_EINVAL;
       Cq* cq = Object::as<Cq>(bfid);
+      if (cq->owner() != dom_) return -FI_EINVAL;  // another domain's CQ
       if ((flags & FI_TRANSMIT) && tx_cq_) return -FI_EINVAL;
       if ((flags & FI_RECV) && rx_cq_) return -FI_EINVAL;
       if (flags & FI_TRANSMIT) {
@@ -53,6 +57,7 @@ int EndpointBase::bind(struct fid* bfid, uint64_t flags) {
       const uint64_t kAll = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
       if (!flags || (flags & ~kAll)) return -FI_EBADFLAGS;
       Cntr* c = Object::as<Cntr>(bfid);
+      if (c->owner() != dom_) return -FI_EINVAL;
       struct { uint64_t flag; Cntr** slot; } slots[] = {
           {FI_SEND, &send_cntr_}, {FI_RECV, &recv_cntr_}, {FI_READ, &read_cntr_},
           {FI_WRITE, &write_cntr_}, {FI_REMOTE_READ, &rread_cntr_},
@@ -69,6 +74,7 @@ int EndpointBase::bind(struct fid* bfid, uint64_t flags) {
     case FI_CLASS_AV: {
       if (flags) return -FI_EBADFLAGS;
       if (av_) return -FI_EINVAL;
+      if (Object::as<Av>(bfid)->owner() != dom_) return -FI_EINVAL;
       av_ = Object::as<Av>(bfid);
       av_->ref();
       return 0;

@@ -53,7 +53,15 @@ int TransportDomain::open_endpoint(fi_info* info, fid_ep** ep, uint64_t flags, v
   if (!info->ep_attr) return -FI_EINVAL;
   if (info->ep_attr->type != FI_EP_RDM && info->ep_attr->type != FI_EP_DGRAM)
     return -FI_ENOPROTOOPT;
-  if (info->tx_attr && info->tx_attr->iov_limit > transport::kMaxIov) return -FI_EINVAL;
+  // Attributes the endpoint preallocates from: bounded, so a bad fi_info cannot ask for
+  // gigabytes (tx/rx queue entries, bytes per inject slot).
+  if (info->tx_attr && (info->tx_attr->iov_limit > transport::kMaxIov ||
+                        info->tx_attr->size > kMaxQueueEntries ||
+                        info->tx_attr->inject_size > kMaxInjectBytes))
+    return -FI_EINVAL;
+  if (info->rx_attr && (info->rx_attr->iov_limit > transport::kMaxIov ||
+                        info->rx_attr->size > kMaxQueueEntries))
+    return -FI_EINVAL;
   auto* e = new TransportEndpoint(this, info, context);
   if (!e->ep_id()) {
     e->close();
@@ -120,10 +128,11 @@ bool TransportDomain::ep_id_free(uint16_t ep_id) const noexcept {
 
 bool TransportDomain::move(uint16_t from, uint16_t to) {
   if (from == to) return true;
-  if (!ep_id_free(to)) return false;
-  TransportEndpoint* ep = eps_[from];
-  if (attach(ep, to) != to) return false;
-  detach(from);
+  util::Guard<util::MaybeLock> g(lock_);
+  if (!to || (to < eps_.size() && eps_[to]) || from >= eps_.size()) return false;
+  if (to >= eps_.size()) eps_.resize(size_t(to) + 1, nullptr);
+  eps_[to] = eps_[from];
+  eps_[from] = nullptr;
   return true;
 }
 

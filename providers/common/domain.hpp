@@ -33,6 +33,8 @@ class TransportEndpoint;
 
 class TransportDomain : public core::Domain {
  public:
+  static constexpr size_t kMaxQueueEntries = 1u << 16;  // tx/rx_attr->size limit
+  static constexpr size_t kMaxInjectBytes = 16384;      // tx_attr->inject_size limit
   TransportDomain(core::Fabric* fabric, const fi_info* info, void* context, NameKind kind,
                   const config::Config& cfg);
   ~TransportDomain() override;

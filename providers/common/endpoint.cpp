@@ -55,10 +55,11 @@ transport::EngineConfig engine_config(const TransportDomain& d, const fi_info* i
 TransportEndpoint::TransportEndpoint(TransportDomain* dom, const fi_info* info, void* context)
     : core::EndpointBase(dom, info, context), tdom_(dom) {
   install_endpoint_ops(&box_.fid);
+  // Build everything that can throw before the domain can see this endpoint.
   transport::EngineConfig cfg = engine_config(*dom, info);
-  ep_id_ = dom->attach(this);
-  cfg.ep_id = ep_id_;
   auto engine = std::make_unique<transport::Engine>(cfg, dom->io(), dom->clock(), *this);
+  ep_id_ = dom->attach(this);
+  engine->set_ep_id(ep_id_);
   util::Guard<util::MaybeLock> g(dom->lock());  // the assist thread may be running progress
   engine_ = std::move(engine);
   inject_size_ = engine_->config().inject_size;
@@ -111,12 +112,14 @@ PeerId TransportEndpoint::resolve(fi_addr_t addr) noexcept {
   uint64_t gen = av_->generation();
   if (gen != av_generation_) {  // an fi_av_remove happened: forget cached mappings
     peer_cache_.clear();
+    engine_->clear_peer_users();
     av_generation_ = gen;
   }
   if (addr < peer_cache_.size() && peer_cache_[addr] != transport::kNoPeer) return peer_cache_[addr];
-  const uint8_t* bytes = av_->entry(addr);
+  uint8_t bytes[kNameBytes];
   Name n;
-  if (!bytes || !Name::decode(bytes, kNameBytes, tdom_->kind(), n)) return transport::kNoPeer;
+  if (!av_->entry(addr, bytes, sizeof bytes) || !Name::decode(bytes, kNameBytes, tdom_->kind(), n))
+    return transport::kNoPeer;
   PeerId p;
   try {
     p = engine_->peer(n.peer());
@@ -131,8 +134,15 @@ PeerId TransportEndpoint::resolve(fi_addr_t addr) noexcept {
 }
 
 fi_addr_t TransportEndpoint::source_of(const Completion& c) noexcept {
-  if (c.peer_user != ~0ull) return c.peer_user;
-  if (c.peer == transport::kNoPeer || !av_) return FI_ADDR_NOTAVAIL;
+  if (!av_) return FI_ADDR_NOTAVAIL;
+  if (av_->generation() != av_generation_) {  // an fi_av_remove happened since we cached
+    peer_cache_.clear();
+    engine_->clear_peer_users();
+    av_generation_ = av_->generation();
+  } else if (c.peer_user != ~0ull) {
+    return c.peer_user;
+  }
+  if (c.peer == transport::kNoPeer) return FI_ADDR_NOTAVAIL;
   const transport::PeerAddr& pa = engine_->peer_addr(c.peer);
   uint8_t bytes[kNameBytes];
   Name::from_host(tdom_->kind(), pa.host, pa.ep_id).encode(bytes);
@@ -147,7 +157,8 @@ fi_addr_t TransportEndpoint::source_of(const Completion& c) noexcept {
 
 ssize_t TransportEndpoint::post_send(const iovec* iov, size_t count, fi_addr_t dest,
                                      void* context, uint64_t data, uint64_t tag, uint64_t flags,
-                                     bool tagged) noexcept {
+                                     bool tagged, bool inject_call) noexcept {
+  if (!enabled_) return -FI_EOPBADSTATE;
   if (count > transport::kMaxIov || (count && !iov)) return -FI_EINVAL;
   util::Guard<util::MaybeLock> g(tdom_->lock());
   transport::SendOp op;
@@ -161,7 +172,7 @@ ssize_t TransportEndpoint::post_send(const iovec* iov, size_t count, fi_addr_t d
   op.flags = (tagged ? transport::kOpTagged : 0) |
              ((flags & FI_REMOTE_CQ_DATA) ? transport::kOpCqData : 0) |
              ((flags & FI_INJECT) ? transport::kOpInject : 0) |
-             ((!tx_selective_ || (flags & FI_COMPLETION)) ? transport::kOpCompletion : 0);
+             ((!inject_call && (!tx_selective_ || (flags & FI_COMPLETION))) ? transport::kOpCompletion : 0);
   switch (engine_->send(op)) {
     case Status::Ok: return 0;
     case Status::NoResource: return -FI_EAGAIN;
@@ -173,6 +184,7 @@ ssize_t TransportEndpoint::post_send(const iovec* iov, size_t count, fi_addr_t d
 ssize_t TransportEndpoint::post_recv(const iovec* iov, size_t count, fi_addr_t src, void* context,
                                      uint64_t tag, uint64_t ignore, uint64_t flags,
                                      bool tagged) noexcept {
+  if (!enabled_) return -FI_EOPBADSTATE;
   if (count > transport::kMaxIov || (count && !iov)) return -FI_EINVAL;
   if (flags & (FI_MULTI_RECV | FI_PEEK | FI_CLAIM | FI_DISCARD)) return -FI_ENOSYS;
   util::Guard<util::MaybeLock> g(tdom_->lock());
@@ -250,6 +262,7 @@ int TransportEndpoint::setname(const void* addr, size_t addrlen) noexcept {
   } catch (...) {
     return -FI_ENOMEM;
   }
+  util::Guard<util::MaybeLock> g(tdom_->lock());  // the assist thread reads the engine's id
   ep_id_ = n.ep_id;
   engine_->set_ep_id(ep_id_);
   return 0;

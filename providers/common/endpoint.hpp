@@ -35,8 +35,11 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   void on_completion(const transport::Completion& c) noexcept override;
 
   // Data path (trampolines in endpoint_ops.cpp). flags are FI_* operation flags.
+  // inject_call: an fi_inject* call (never a completion); FI_INJECT in flags only means the
+  // buffer is copied at once (fi_sendmsg with FI_INJECT still completes normally).
   ssize_t post_send(const iovec* iov, size_t count, fi_addr_t dest, void* context,
-                    uint64_t data, uint64_t tag, uint64_t flags, bool tagged) noexcept;
+                    uint64_t data, uint64_t tag, uint64_t flags, bool tagged,
+                    bool inject_call = false) noexcept;
   ssize_t post_recv(const iovec* iov, size_t count, fi_addr_t src, void* context, uint64_t tag,
                     uint64_t ignore, uint64_t flags, bool tagged) noexcept;
   ssize_t cancel(void* context) noexcept;

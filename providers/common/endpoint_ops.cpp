@@ -40,7 +40,7 @@ ssize_t m_sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
 }
 ssize_t m_inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest) {
   iovec iov{const_cast<void*>(buf), len};
-  return E(ep)->post_send(&iov, 1, dest, nullptr, 0, 0, FI_INJECT, false);
+  return E(ep)->post_send(&iov, 1, dest, nullptr, 0, 0, FI_INJECT, false, true);
 }
 ssize_t m_senddata(fid_ep* ep, const void* buf, size_t len, void*, uint64_t data, fi_addr_t dest,
                    void* ctx) {
@@ -50,7 +50,7 @@ ssize_t m_senddata(fid_ep* ep, const void* buf, size_t len, void*, uint64_t data
 }
 ssize_t m_injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data, fi_addr_t dest) {
   iovec iov{const_cast<void*>(buf), len};
-  return E(ep)->post_send(&iov, 1, dest, nullptr, data, 0, FI_INJECT | FI_REMOTE_CQ_DATA, false);
+  return E(ep)->post_send(&iov, 1, dest, nullptr, data, 0, FI_INJECT | FI_REMOTE_CQ_DATA, false, true);
 }
 
 fi_ops_msg g_msg_ops = {
@@ -97,7 +97,7 @@ ssize_t t_sendmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
 }
 ssize_t t_inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest, uint64_t tag) {
   iovec iov{const_cast<void*>(buf), len};
-  return E(ep)->post_send(&iov, 1, dest, nullptr, 0, tag, FI_INJECT, true);
+  return E(ep)->post_send(&iov, 1, dest, nullptr, 0, tag, FI_INJECT, true, true);
 }
 ssize_t t_senddata(fid_ep* ep, const void* buf, size_t len, void*, uint64_t data, fi_addr_t dest,
                    uint64_t tag, void* ctx) {
@@ -108,7 +108,7 @@ ssize_t t_senddata(fid_ep* ep, const void* buf, size_t len, void*, uint64_t data
 ssize_t t_injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data, fi_addr_t dest,
                      uint64_t tag) {
   iovec iov{const_cast<void*>(buf), len};
-  return E(ep)->post_send(&iov, 1, dest, nullptr, data, tag, FI_INJECT | FI_REMOTE_CQ_DATA, true);
+  return E(ep)->post_send(&iov, 1, dest, nullptr, data, tag, FI_INJECT | FI_REMOTE_CQ_DATA, true, true);
 }
 
 fi_ops_tagged g_tagged_ops = {

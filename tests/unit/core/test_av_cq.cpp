@@ -76,7 +76,10 @@ TEST(Av, InsertLookupRemoveAndErrors) {
   EXPECT_EQ(fi_av_remove(f, &bad, 1, 0), -FI_EINVAL);
   EXPECT_EQ(fi_av_remove(f, &addrs[0], 1, 0), 0);
   EXPECT_GT(av->generation(), gen);
-  EXPECT_EQ(av->entry(0), nullptr);
+  uint8_t tmp[8];
+  EXPECT_FALSE(av->entry(0, tmp, sizeof tmp));
+  EXPECT_TRUE(av->entry(1, tmp, sizeof tmp));
+  EXPECT_FALSE(av->entry(1, tmp, 4));  // buffer too small
   EXPECT_EQ(fi_av_remove(f, &addrs[0], 1, 0), -FI_EINVAL);  // already gone
   EXPECT_EQ(fi_av_insert(f, nullptr, 1, addrs, 0, nullptr), -FI_EINVAL);
   EXPECT_EQ(fi_close(&f->fid), 0);
