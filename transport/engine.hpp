@@ -180,6 +180,7 @@ class Engine {
   void free_unexpected(UnexEntry* u) noexcept;
   void note_ack_pending(Peer& p) noexcept;
   void abort_current(Peer& p, PeerId pid) noexcept;
+  void fail_current(Peer& p, PeerId pid, Status st) noexcept;
 
   EngineConfig cfg_;
   PacketIo& io_;

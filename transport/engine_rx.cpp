@@ -187,12 +187,11 @@ void Engine::drain_held(Peer& p, PeerId pid) noexcept {
   if (any) p.ack_now = true;
 }
 
-void Engine::abort_current(Peer& p, PeerId pid) noexcept {
-  ++stats_.drop_protocol;
+void Engine::fail_current(Peer& p, PeerId pid, Status st) noexcept {
   if (p.cur_recv) {
     RecvEntry* r = p.cur_recv;
     p.cur_recv = nullptr;
-    finish_recv(r, pid, p.cur_msg_len, p.cur_flags, p.cur_tag, p.cur_data, Status::IoError);
+    finish_recv(r, pid, p.cur_msg_len, p.cur_flags, p.cur_tag, p.cur_data, st);
   }
   if (p.cur_unex) {
     UnexEntry* u = p.cur_unex;
@@ -200,10 +199,15 @@ void Engine::abort_current(Peer& p, PeerId pid) noexcept {
     if (u->claimed) {
       RecvEntry* r = u->claimed;
       u->claimed = nullptr;
-      finish_recv(r, pid, u->msg_len, u->flags, u->tag, u->cq_data, Status::IoError);
+      finish_recv(r, pid, u->msg_len, u->flags, u->tag, u->cq_data, st);
     }
     free_unexpected(u);
   }
+}
+
+void Engine::abort_current(Peer& p, PeerId pid) noexcept {
+  ++stats_.drop_protocol;
+  fail_current(p, pid, Status::IoError);
 }
 
 bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept {

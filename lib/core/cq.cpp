@@ -34,13 +34,7 @@ ssize_t tr_sreadfrom(fid_cq* cq, void* buf, size_t count, fi_addr_t* src, const 
 }
 int tr_signal(fid_cq* cq) { return cq ? self(cq)->signal() : -FI_EINVAL; }
 const char* tr_strerror(fid_cq*, int prov_errno, const void*, char* buf, size_t len) {
-  const char* s = strerror_fi(prov_errno < 0 ? -prov_errno : prov_errno);
-  if (buf && len) {
-    strncpy(buf, s, len - 1);
-    buf[len - 1] = 0;
-    return buf;
-  }
-  return s;
+  return prov_strerror(prov_errno, buf, len);
 }
 
 fi_ops_cq g_cq_ops = {

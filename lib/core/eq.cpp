@@ -27,13 +27,7 @@ ssize_t tr_sread(fid_eq* eq, uint32_t* event, void* buf, size_t len, int timeout
   return guarded([&]() -> ssize_t { return self(eq)->sread(event, buf, len, timeout, flags); });
 }
 const char* tr_strerror(fid_eq*, int prov_errno, const void*, char* buf, size_t len) {
-  const char* s = strerror_fi(prov_errno < 0 ? -prov_errno : prov_errno);
-  if (buf && len) {
-    strncpy(buf, s, len - 1);
-    buf[len - 1] = 0;
-    return buf;
-  }
-  return s;
+  return prov_strerror(prov_errno, buf, len);
 }
 
 fi_ops_eq g_eq_ops = {

@@ -65,4 +65,13 @@ int errno_to_fi(int e) noexcept {
   return e < 0 ? e : -e;
 }
 
+const char* prov_strerror(int prov_errno, char* buf, size_t len) noexcept {
+  const char* s = strerror_fi(prov_errno < 0 ? -prov_errno : prov_errno);
+  if (!buf || !len) return s;
+  size_t n = strnlen(s, len - 1);
+  memcpy(buf, s, n);
+  buf[n] = 0;
+  return buf;
+}
+
 }  // namespace pollfab::core

@@ -3,6 +3,7 @@
 // The C symbol fi_strerror is exported by the ABI shim (lib/abi), which forwards to
 // strerror_fi(). Nothing here throws; every function is safe to call from C.
 #pragma once
+#include <cstddef>
 
 namespace pollfab::core {
 
@@ -20,6 +21,11 @@ namespace pollfab::core {
 // ones on glibc >= 2.32, valid until the next strerror call on that thread).
 // Thread-safety: MT-safe (on glibc >= 2.32; the target is Debian 12, glibc 2.36).
 const char* strerror_fi(int errnum) noexcept;
+
+// fi_cq_strerror(3) / fi_eq_strerror(3) for pollfab's providers, whose prov_errno is a
+// (positive or negative) FI_E* code: its text, copied into buf (NUL-terminated, at most len
+// bytes) when buf is given, else a static string.
+const char* prov_strerror(int prov_errno, char* buf, size_t len) noexcept;
 
 // True if code (sign ignored) is an error number declared by rdma/fi_errno.h of 1.17: an
 // FI_E* alias of a POSIX errno (FI_EPERM, FI_EAGAIN, ...) or FI_EOTHER..FI_ENORX.

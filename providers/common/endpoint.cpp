@@ -107,14 +107,19 @@ void TransportEndpoint::teardown() noexcept {
   engine_.reset();
 }
 
+bool TransportEndpoint::refresh_av_cache() noexcept {
+  uint64_t gen = av_->generation();
+  if (gen == av_generation_) return false;
+  // An fi_av_remove happened: cached fi_addr -> peer mappings and peer tags may be stale.
+  peer_cache_.clear();
+  engine_->clear_peer_users();
+  av_generation_ = gen;
+  return true;
+}
+
 PeerId TransportEndpoint::resolve(fi_addr_t addr) noexcept {
   if (!av_) return transport::kNoPeer;
-  uint64_t gen = av_->generation();
-  if (gen != av_generation_) {  // an fi_av_remove happened: forget cached mappings
-    peer_cache_.clear();
-    engine_->clear_peer_users();
-    av_generation_ = gen;
-  }
+  refresh_av_cache();
   if (addr < peer_cache_.size() && peer_cache_[addr] != transport::kNoPeer) return peer_cache_[addr];
   uint8_t bytes[kNameBytes];
   Name n;
@@ -135,13 +140,7 @@ PeerId TransportEndpoint::resolve(fi_addr_t addr) noexcept {
 
 fi_addr_t TransportEndpoint::source_of(const Completion& c) noexcept {
   if (!av_) return FI_ADDR_NOTAVAIL;
-  if (av_->generation() != av_generation_) {  // an fi_av_remove happened since we cached
-    peer_cache_.clear();
-    engine_->clear_peer_users();
-    av_generation_ = av_->generation();
-  } else if (c.peer_user != ~0ull) {
-    return c.peer_user;
-  }
+  if (!refresh_av_cache() && c.peer_user != ~0ull) return c.peer_user;
   if (c.peer == transport::kNoPeer) return FI_ADDR_NOTAVAIL;
   const transport::PeerAddr& pa = engine_->peer_addr(c.peer);
   uint8_t bytes[kNameBytes];

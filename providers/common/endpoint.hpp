@@ -51,6 +51,8 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
 
  private:
   transport::PeerId resolve(fi_addr_t addr) noexcept;
+  // Drops cached fi_addr mappings after an AV change; true if it did.
+  bool refresh_av_cache() noexcept;
   // Close-time linger (transport.linger_ms): flush ACKs, answer retransmissions until quiet.
   void linger() noexcept;
   fi_addr_t source_of(const transport::Completion& c) noexcept;
