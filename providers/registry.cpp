@@ -1,6 +1,7 @@
 #include "providers/registry.hpp"
 
 #include "pollfab_build_config.h"
+#include "providers/udp/provider.hpp"
 #if POLLFAB_HAVE_DPDK
 #include "providers/dpdk/provider.hpp"
 #endif
@@ -12,6 +13,7 @@ std::vector<core::Provider*> all() {
 #if POLLFAB_HAVE_DPDK
   v.push_back(dpdk::provider());
 #endif
+  v.push_back(udp::provider());  // kernel sockets: after the bypass provider
   return v;
 }
 

@@ -10,7 +10,8 @@ check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; 
 out=$("$P" run -- fi_info -l)
 echo "$out"
 check "fi_info -l lists dpdk" 'grep -qx "dpdk:" <<<"$out"'
-check "fi_info -l lists no reference provider" '! grep -qE "^(tcp|udp|sockets|shm|ofi_rxm|ofi_rxd|net|psm|psm2|ofi_hook|ofi_mrail).*:" <<<"$out"'
+check "fi_info -l lists pollfab's udp provider" 'grep -qx "udp:" <<<"$out"'
+check "fi_info -l lists only pollfab's providers (dpdk, udp)" '[ -z "$(grep -E "^[^ ].*:$" <<<"$out" | grep -vxE "dpdk:|udp:")" ]'
 
 out=$("$P" run -- fi_info -p dpdk -v)
 check "fi_info -p dpdk -v prints a full dump" 'grep -q "^fi_info:" <<<"$out" && grep -q "fi_domain_attr:" <<<"$out" && grep -q "type: FI_EP_RDM" <<<"$out" && grep -q "type: FI_EP_DGRAM" <<<"$out"'

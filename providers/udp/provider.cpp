@@ -1,0 +1,169 @@
+#include "providers/udp/provider.hpp"
+
+#include <arpa/inet.h>
+
+#include <cstring>
+
+#include "lib/config/loader.hpp"
+#include "lib/config/schema.hpp"
+#include "lib/core/fabric.hpp"
+#include "lib/core/info_alloc.hpp"
+#include "lib/core/params.hpp"
+#include "lib/util/log.hpp"
+#include "providers/common/attr.hpp"
+#include "providers/common/domain.hpp"
+#include "providers/udp/io.hpp"
+#include "transport/wire.hpp"
+
+namespace pollfab::providers::udp {
+namespace {
+
+constexpr const char* kName = "udp";
+constexpr uint32_t kInjectBytes = 1024;
+
+class UdpDomain final : public TransportDomain {
+ public:
+  UdpDomain(core::Fabric* fabric, const fi_info* info, void* context, const config::Config& cfg,
+            std::unique_ptr<UdpIo> io)
+      : TransportDomain(fabric, info, context, NameKind::Udp, cfg), io_(std::move(io)) {
+    start_assist();
+  }
+  ~UdpDomain() override {
+    stop_assist();
+    const UdpIoStats& s = io_->stats();
+    PF_LOG(kName, Info, Domain,
+           "port {}: rx {} tx {} datagrams, tx errors {}; unknown ep {}; faults: dropped {} dup {} "
+           "delayed {}; assist runs {}",
+           io_->port(), s.rx_datagrams, s.tx_datagrams, s.tx_errors, dropped_unknown_ep(),
+           s.fault_dropped, s.fault_duplicated, s.fault_delayed, assist_runs());
+  }
+  transport::PacketIo& io() noexcept override { return *io_; }
+  uint16_t rx_burst(transport::PacketBuf* out, uint16_t n) noexcept override {
+    return io_->rx_burst(out, n);
+  }
+  void service() noexcept override { io_->service(); }
+  Name local_name(uint16_t ep_id) const noexcept override {
+    Name n;
+    n.kind = NameKind::Udp;
+    n.ipv4 = io_->ip();
+    n.udp_port = io_->port();
+    n.ep_id = ep_id;
+    return n;
+  }
+
+ private:
+  std::unique_ptr<UdpIo> io_;
+};
+
+class UdpFabric final : public core::Fabric {
+ public:
+  UdpFabric(core::Provider* prov, const fi_fabric_attr* attr, void* context, const config::Config& cfg)
+      : core::Fabric(prov, attr, context), cfg_(cfg) {}
+  int open_domain(fi_info* info, fid_domain** dom, uint64_t flags, void* context) override {
+    if (info->domain_attr && info->domain_attr->data_progress == FI_PROGRESS_AUTO) return -FI_ENOSYS;
+    in_addr a{};
+    if (inet_pton(AF_INET, cfg_.udp.iface_ip.c_str(), &a) != 1) return -FI_EINVAL;
+    transport::testing::FaultConfig f{cfg_.fault.drop, cfg_.fault.dup, cfg_.fault.reorder,
+                                      cfg_.fault.corrupt, cfg_.fault.seed};
+    std::string err;
+    auto io = UdpIo::open(ntohl(a.s_addr), cfg_.udp.port, cfg_.udp.socket_buffer_bytes, f, err);
+    if (!io) {
+      PF_LOG(kName, Warn, Domain, "fi_domain: {}", err);
+      return -FI_EADDRNOTAVAIL;
+    }
+    if (f.any())
+      PF_LOG(kName, Warn, Domain, "fault injection: drop {} dup {} reorder {} seed {}", f.drop,
+             f.dup, f.reorder, f.seed);
+    auto* d = new UdpDomain(this, info, context, cfg_, std::move(io));
+    *dom = d->fid();
+    return 0;
+  }
+
+ private:
+  config::Config cfg_;
+};
+
+bool copy_name(const void* src, void** dst, size_t* len) {
+  *dst = malloc(kNameBytes);
+  if (!*dst) return false;
+  std::memcpy(*dst, src, kNameBytes);
+  *len = kNameBytes;
+  return true;
+}
+
+class UdpProvider final : public core::Provider {
+ public:
+  const char* name() const noexcept override { return kName; }
+
+  int candidates(uint32_t, const char* node, const char*, uint64_t flags, const fi_info* hints,
+                 std::vector<fi_info*>& out) override {
+    config::LoadResult lr = config::load(kName);
+    if (!lr.config) {
+      PF_LOG(kName, Warn, Core, "configuration refused: {}", lr.error);
+      return -FI_EINVAL;
+    }
+    if (node && !(flags & FI_SOURCE)) return -FI_ENODATA;  // names are exchanged, not resolved
+    Name n;
+    for (const void* a : {hints ? hints->dest_addr : nullptr, hints ? hints->src_addr : nullptr}) {
+      size_t len = a == (hints ? hints->dest_addr : nullptr) ? hints->dest_addrlen : (hints ? hints->src_addrlen : 0);
+      if (a && (hints->addr_format != FI_FORMAT_UNSPEC ||
+                !Name::decode(static_cast<const uint8_t*>(a), len, NameKind::Udp, n)))
+        return -FI_ENODATA;
+    }
+    const size_t dgram_max = UdpIo::kMaxPacketBytes - transport::wire::kHeaderBytes;
+    for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM}) {
+      InfoTemplate t;
+      t.prov_name = kName;
+      t.fabric_name = "udp";
+      t.domain_name = "udp-" + lr.config->udp.iface_ip;
+      t.type = type;
+      t.max_msg_size = type == FI_EP_RDM ? 0xffffffffull : dgram_max;
+      t.inject_size = kInjectBytes;
+      t.total_buffered_recv = type == FI_EP_RDM ? lr.config->transport.max_unexpected_bytes : 0;
+      t.prov_version = version();
+      fi_info* i = make_info(t);
+      if (!i) return -FI_ENOMEM;
+      if ((hints && hints->dest_addr && !copy_name(hints->dest_addr, &i->dest_addr, &i->dest_addrlen)) ||
+          (hints && hints->src_addr && !copy_name(hints->src_addr, &i->src_addr, &i->src_addrlen))) {
+        core::freeinfo(i);
+        return -FI_ENOMEM;
+      }
+      out.push_back(i);
+    }
+    return 0;
+  }
+
+  int fabric(fi_fabric_attr* attr, fid_fabric** fabric, void* context) override {
+    config::LoadResult lr = config::load(kName);
+    if (!lr.config) {
+      PF_LOG(kName, Warn, Fabric, "configuration refused: {}", lr.error);
+      return -FI_EINVAL;
+    }
+    *fabric = (new UdpFabric(this, attr, context, *lr.config))->fid();
+    return 0;
+  }
+
+  void define_params() override {
+    for (const config::KeyInfo& k : config::schema()) {
+      if (!config::applies_to(kName, k)) continue;
+      std::string env = config::env_name(kName, k);
+      std::string param = env.substr(strlen("FI_UDP_"));
+      for (char& c : param) c = static_cast<char>(tolower(c));
+      fi_param_type type = k.type == config::Type::Bool  ? FI_PARAM_BOOL
+                           : k.type == config::Type::Int ? FI_PARAM_SIZE_T
+                                                         : FI_PARAM_STRING;
+      std::string help = std::string(k.help) + " [config " + k.section + "." + k.key + ", default " +
+                         k.default_text + "]";
+      core::param_define(kName, param.c_str(), type, help.c_str());
+    }
+  }
+};
+
+}  // namespace
+
+core::Provider* provider() {
+  static UdpProvider p;
+  return &p;
+}
+
+}  // namespace pollfab::providers::udp
