@@ -54,6 +54,7 @@ PeerId Engine::create_peer(const PeerAddr& addr) {
   p->addr = addr;
   io_.resolve(addr.host, p->route);
   p->rto_ns = cfg_.rto_initial_ns;
+  p->heard_ns = clock_.now_ns();
   if (cfg_.reliable) {
     p->txw = std::make_unique<TxSlot[]>(cfg_.window_pkts);
     p->held = std::make_unique<PacketBuf[]>(cfg_.window_pkts);
@@ -105,6 +106,8 @@ void Engine::progress() noexcept {
       // A packet held at rcv_nxt that could not be delivered (unexpected budget full) gets
       // another chance once receives are posted or unexpected messages consumed.
       if (p.held_count && p.held[p.rcv_nxt.raw() & wmask_].data) drain_held(p, static_cast<PeerId>(i));
+      if (cfg_.peer_timeout_ns && !p.dead) check_liveness(p, static_cast<PeerId>(i), now);
+      if (p.dead) continue;
       if (p.rto_deadline_ns && now >= p.rto_deadline_ns) on_rto(p, now);
       if (p.sq_next) pump(p);
       if (p.ack_pending &&

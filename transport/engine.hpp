@@ -18,6 +18,12 @@
 //   epochs        = each engine has a random incarnation number; a peer whose epoch changes is
 //                   reset (its pending sends fail with IoError) and packets addressed to an
 //                   older incarnation of this engine are dropped
+//   peer failure  = a peer silent for peer_timeout_ns while we wait on it (unacknowledged
+//                   sends, or an unanswered probe) is dead: its pending sends, the message being
+//                   received from it and receives directed at it complete with TimedOut (and,
+//                   once no live peer is left, every posted receive); later sends to it fail at
+//                   once; it comes back only as a new incarnation (epoch). While we hold posted
+//                   receives, a peer silent for a quarter of the timeout is probed (ACK_REQ).
 // Datagram mode (FI_EP_DGRAM): one packet per message, no ACKs, no retransmission; a datagram
 // with no posted receive is dropped and counted.
 //
@@ -66,6 +72,8 @@ struct EngineConfig {
   uint64_t max_msg_size = 0xffffffffull; // bytes
   uint64_t max_unexpected_bytes = 64ull << 20;  // buffers and bookkeeping of unexpected messages
   uint32_t max_peers = 4096;
+  // Peer failure: a peer silent this long while we wait on it is declared dead (0 = never).
+  uint64_t peer_timeout_ns = 10'000'000'000ull;
 };
 
 struct EngineStats {
@@ -75,6 +83,7 @@ struct EngineStats {
   uint64_t dup_pkts = 0, ooo_pkts = 0, drop_window = 0, drop_unexpected_full = 0;
   uint64_t drop_no_recv = 0, drop_stale_epoch = 0, drop_unknown_peer = 0, drop_protocol = 0;
   uint64_t peer_resets = 0;
+  uint64_t peers_dead = 0, probes_tx = 0, drop_dead_peer = 0;
   uint64_t srtt_ns = 0;  // smoothed RTT of the most recently sampled peer
 };
 
@@ -164,6 +173,9 @@ class Engine {
   void on_rto(Peer& p, uint64_t now) noexcept;
   void complete_send(SendMsg* m, Status st) noexcept;
   void reset_peer(Peer& p, PeerId pid, Status st) noexcept;
+  void check_liveness(Peer& p, PeerId pid, uint64_t now) noexcept;
+  void declare_dead(Peer& p, PeerId pid) noexcept;
+  void fail_posted(PeerId pid, bool all) noexcept;
   bool alloc_pkt(PacketBuf& out) noexcept;
   bool enqueue_tx(PacketBuf& pkt) noexcept;
   void flush() noexcept;

@@ -58,6 +58,9 @@ struct Engine::Peer {
   uint64_t user = ~0ull;
   uint32_t remote_epoch = 0;
   uint32_t retired_epoch = 0;  // the incarnation remote_epoch replaced (its packets are ignored)
+  bool dead = false;           // declared failed; comes back only with a new epoch
+  uint64_t heard_ns = 0;       // last packet from the peer, or the start of our wait on it
+  uint64_t probe_ns = 0;       // when our unanswered probe went out (0 = none)
 
   // send side
   Seq32 snd_una, snd_nxt;

@@ -107,12 +107,24 @@ void Engine::on_packet(PacketBuf& pkt) noexcept {
     }
     if (p.remote_epoch != 0) {  // the peer restarted: what we had with it is void
       ++stats_.peer_resets;
-      reset_peer(p, pid, Status::IoError);
+      if (!p.dead) reset_peer(p, pid, Status::IoError);
       p.retired_epoch = p.remote_epoch;
     }
     p.remote_epoch = h.src_epoch;
+    p.dead = false;  // a new incarnation is a live peer
   }
+  if (p.dead) {  // only a new incarnation (handled above) brings a dead peer back
+    ++stats_.drop_dead_peer;
+    io_.free(&pkt, 1);
+    return;
+  }
+  p.heard_ns = last_rx_ns_;
+  p.probe_ns = 0;
   if (h.flags & wire::kAckValid) on_ack(p, h);
+  if (h.flags & wire::kAckReq) {  // a probe: answer at once
+    p.ack_now = true;
+    if (!p.ack_pending) note_ack_pending(p);
+  }
   if (h.type == wire::Type::Ack) {
     ++stats_.acks_rx;
     io_.free(&pkt, 1);

@@ -31,6 +31,11 @@ Status Engine::send(const SendOp& op) noexcept {
     m->op.iov_count = 1;
   }
   Peer& p = P(op.peer);
+  if (p.dead) {  // fail fast: the completion reports the failure (FI_ETIMEDOUT)
+    complete_send(m, Status::TimedOut);
+    return Status::Ok;
+  }
+  if (!p.sq_head) p.heard_ns = std::max(p.heard_ns, clock_.now_ns());  // a new wait starts now
   if (p.sq_tail) p.sq_tail->next = m; else p.sq_head = m;
   p.sq_tail = m;
   if (!p.sq_next) p.sq_next = m;
@@ -157,6 +162,7 @@ void Engine::send_ack(Peer& p) noexcept {
   h.dst_epoch = p.remote_epoch;
   uint32_t pending = p.ack_pending;
   bool now = p.ack_now;
+  if (p.probe_ns) h.flags |= wire::kAckReq;  // a liveness probe: the peer answers at once
   fill_ack(p, h);
   wire::encode(h, pkt.data);
   pkt.len = wire::kHeaderBytes;
@@ -350,6 +356,52 @@ void Engine::reset_peer(Peer& p, PeerId pid, Status st) noexcept {
       finish_recv(r, u->peer, u->msg_len, u->flags, u->tag, u->cq_data, st);
     }
     free_unexpected(u);
+  }
+}
+
+void Engine::check_liveness(Peer& p, PeerId pid, uint64_t now) noexcept {
+  // We wait on the peer while our sends to it are unacknowledged, while a message from it is
+  // half received, or while our probe is unanswered.
+  const bool waiting = p.sq_head || p.cur_recv || p.cur_unex || p.probe_ns;
+  if (waiting && now - p.heard_ns >= cfg_.peer_timeout_ns) {
+    declare_dead(p, pid);
+    return;
+  }
+  // Receivers wait too: while receives are posted, probe a peer silent for a quarter of the
+  // timeout; its engine answers at once (ACK_REQ), or the timeout above declares it dead.
+  if (!p.probe_ns && !p.sq_head && now - p.heard_ns >= cfg_.peer_timeout_ns / 4 &&
+      (!posted_[0].empty() || !posted_[1].empty())) {
+    p.ack_now = true;
+    if (!p.ack_pending) note_ack_pending(p);
+    p.probe_ns = now;
+    p.heard_ns = now;  // the timeout runs from the probe
+    send_ack(p);
+    ++stats_.probes_tx;
+  }
+}
+
+void Engine::declare_dead(Peer& p, PeerId pid) noexcept {
+  ++stats_.peers_dead;
+  p.dead = true;
+  p.probe_ns = 0;
+  reset_peer(p, pid, Status::TimedOut);
+  // Receives that only this peer could satisfy fail; once no live peer is left, all do.
+  bool any_live = false;
+  for (auto& q : peers_) any_live |= !q->dead;
+  fail_posted(pid, !any_live);
+}
+
+void Engine::fail_posted(PeerId pid, bool all) noexcept {
+  for (auto& list : posted_) {
+    for (RecvEntry* r = list.front(); r;) {
+      RecvEntry* next = r->next;
+      if (all || r->op.peer == pid) {
+        list.erase(r);
+        finish_recv(r, pid, 0, (r->op.flags & kOpTagged) ? wire::kTagged : 0, r->op.tag, 0,
+                    Status::TimedOut);
+      }
+      r = next;
+    }
   }
 }
 

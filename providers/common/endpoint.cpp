@@ -41,6 +41,7 @@ transport::EngineConfig engine_config(const TransportDomain& d, const fi_info* i
   c.rto_max_ns = uint64_t(t.rto_max_us) * 1000;
   c.rto_initial_ns = uint64_t(t.rto_initial_us) * 1000;
   c.max_unexpected_bytes = t.max_unexpected_bytes;
+  c.peer_timeout_ns = uint64_t(t.peer_timeout_ms) * 1'000'000;
   if (info->tx_attr) {
     c.tx_size = static_cast<uint32_t>(std::max<size_t>(info->tx_attr->size, 16));
     c.inject_size = static_cast<uint32_t>(info->tx_attr->inject_size);

@@ -318,6 +318,65 @@ TEST(EngineLossy, UnexpectedBudgetBlocksThenRecovers) {
   EXPECT_EQ(t.b->unexpected_in_use(), 0u);
 }
 
+TEST(Engine, DeadPeerFailsPendingWorkThenFailsFast) {
+  EngineConfig ca;
+  ca.peer_timeout_ns = 50'000'000;  // 50 ms of manual time
+  Pair t({}, ca);
+  char in[16], out[16] = "hello";
+  ASSERT_EQ(t.a->recv(make_recv(in, sizeof in, in)), Status::Ok);  // undirected receive
+  t.b.reset();  // b dies: nothing answers any more
+  ASSERT_EQ(t.a->send(make_send(t.a_to_b, out, 6, out)), Status::Ok);
+  PacketBuf bufs[32];
+  for (int i = 0; i < 200 && t.sink_a.comps.size() < 2; ++i) {
+    while (uint16_t n = t.link.b().rx_burst(bufs, 32)) t.link.b().free(bufs, n);  // into the void
+    t.a->progress();
+    t.clock.advance(1'000'000);
+  }
+  ASSERT_EQ(t.sink_a.comps.size(), 2u);
+  for (const Completion& c : t.sink_a.comps) {
+    EXPECT_EQ(c.status, Status::TimedOut);
+    EXPECT_TRUE(c.cq_entry);
+  }
+  EXPECT_EQ(t.a->stats().peers_dead, 1u);
+  EXPECT_EQ(t.a->sends_in_use(), 0u);
+  EXPECT_EQ(t.a->recvs_in_use(), 0u);  // the only peer is dead: the receive failed too
+  // Later sends fail at once, through their completion.
+  ASSERT_EQ(t.a->send(make_send(t.a_to_b, out, 6, out)), Status::Ok);
+  ASSERT_EQ(t.sink_a.comps.size(), 3u);
+  EXPECT_EQ(t.sink_a.comps[2].status, Status::TimedOut);
+}
+
+TEST(Engine, ReceiverProbesASilentPeer) {
+  EngineConfig ca, cb;
+  ca.peer_timeout_ns = cb.peer_timeout_ns = 40'000'000;
+  Pair t({}, ca, cb);
+  char in[8], out[8] = "x";
+  ASSERT_EQ(t.b->recv(make_recv(in, 8)), Status::Ok);
+  ASSERT_EQ(t.a->send(make_send(t.a_to_b, out, 2)), Status::Ok);
+  ASSERT_TRUE(t.run_until([&] { return t.sink_b.comps.size() == 1 && !t.a->busy(); }));
+  // b waits for more; a stays alive and silent: probes keep b's view of a alive.
+  ASSERT_EQ(t.b->recv(make_recv(in, 8)), Status::Ok);
+  for (int i = 0; i < 300; ++i) {
+    t.step();
+    t.clock.advance(1'000'000);
+  }
+  EXPECT_GT(t.b->stats().probes_tx, 0u);
+  EXPECT_EQ(t.b->stats().peers_dead, 0u);
+  EXPECT_EQ(t.b->recvs_in_use(), 1u);
+  // Now a dies: b's probes go unanswered and its waiting receive fails.
+  t.a.reset();
+  PacketBuf bufs[32];
+  for (int i = 0; i < 300 && t.sink_b.comps.size() < 2; ++i) {
+    while (uint16_t n = t.link.a().rx_burst(bufs, 32)) t.link.a().free(bufs, n);
+    for (uint16_t n = t.link.b().rx_burst(bufs, 32), k = 0; k < n; ++k) t.b->on_packet(bufs[k]);
+    t.b->progress();
+    t.clock.advance(1'000'000);
+  }
+  ASSERT_EQ(t.sink_b.comps.size(), 2u);
+  EXPECT_EQ(t.sink_b.comps[1].status, Status::TimedOut);
+  EXPECT_EQ(t.b->stats().peers_dead, 1u);
+}
+
 // Acceptance (issue 2, item 6): for each of 20 seeds, 2,000 messages log-uniform in 0..1 MiB
 // plus a few of 64 MiB arrive exactly once, in order and intact, under 5% drop, 2% duplicate
 // and 5% reorder.
