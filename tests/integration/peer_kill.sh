@@ -7,9 +7,12 @@ build=$(cd "$1" && pwd); limit=${2:-30}
 P="$build/apps/pollfab"
 logs=$(mktemp -d)
 server_pid=""; client_pid=""
+killed=""
 cleanup() {
   for p in $server_pid $client_pid; do kill -9 "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  # A SIGKILLed DPDK process runs no exit hooks: remove the EAL runtime directory it left.
+  for p in $killed; do rm -rf "/var/run/dpdk/pollfab-$p"; done
   "$P" testbed down >/dev/null 2>&1 || true
   rm -rf "$logs"
 }
@@ -25,6 +28,7 @@ client_pid=$!
 sleep 4
 grep -qE '^[0-9]+[kmg]? ' "$logs/client" || { echo "FAIL: the run did not get going"; cat "$logs/client"; exit 1; }
 kill -9 "$server_pid"
+killed="$server_pid $client_pid"
 t0=$(date +%s)
 rc=""
 for _ in $(seq 1 $((limit * 10))); do
