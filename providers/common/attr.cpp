@@ -2,7 +2,10 @@
 
 #include <cstring>
 
+#include "lib/config/loader.hpp"
+#include "lib/config/schema.hpp"
 #include "lib/core/info_alloc.hpp"
+#include "lib/core/params.hpp"
 #include "transport/ops.hpp"
 
 namespace pollfab::providers {
@@ -76,6 +79,48 @@ fi_info* make_info(const InfoTemplate& t) {
     return nullptr;
   }
   return i;
+}
+
+bool hint_names_valid(const fi_info* hints, NameKind kind) noexcept {
+  if (!hints) return true;
+  Name n;
+  for (auto [addr, len] : {std::pair{hints->dest_addr, hints->dest_addrlen},
+                           std::pair{hints->src_addr, hints->src_addrlen}}) {
+    if (!addr) continue;
+    if (hints->addr_format != FI_FORMAT_UNSPEC ||
+        !Name::decode(static_cast<const uint8_t*>(addr), len, kind, n))
+      return false;
+  }
+  return true;
+}
+
+bool copy_hint_names(const fi_info* hints, fi_info* out) noexcept {
+  if (!hints) return true;
+  auto copy = [](const void* src, void** dst, size_t* len) {
+    if (!src) return true;
+    *dst = malloc(kNameBytes);
+    if (!*dst) return false;
+    std::memcpy(*dst, src, kNameBytes);
+    *len = kNameBytes;
+    return true;
+  };
+  return copy(hints->dest_addr, &out->dest_addr, &out->dest_addrlen) &&
+         copy(hints->src_addr, &out->src_addr, &out->src_addrlen);
+}
+
+void define_config_params(const char* prov) {
+  const size_t prefix_len = strlen("FI_") + strlen(prov) + 1;  // "FI_<PROV>_"
+  for (const config::KeyInfo& k : config::schema()) {
+    if (!config::applies_to(prov, k)) continue;
+    std::string param = config::env_name(prov, k).substr(prefix_len);
+    for (char& c : param) c = static_cast<char>(tolower(c));
+    fi_param_type type = k.type == config::Type::Bool  ? FI_PARAM_BOOL
+                         : k.type == config::Type::Int ? FI_PARAM_SIZE_T
+                                                       : FI_PARAM_STRING;
+    std::string help = std::string(k.help) + (k.unit && *k.unit ? std::string(" (") + k.unit + ")" : "") +
+                       " [config " + k.section + "." + k.key + ", default " + k.default_text + "]";
+    core::param_define(prov, param.c_str(), type, help.c_str());
+  }
 }
 
 }  // namespace pollfab::providers

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "providers/common/name.hpp"
+
 namespace pollfab::providers {
 
 // Caps the transport endpoints implement (RDM and DGRAM alike).
@@ -28,5 +30,14 @@ struct InfoTemplate {
 
 // A candidate (malloc'd, free with core::freeinfo), nullptr on allocation failure.
 fi_info* make_info(const InfoTemplate& t);
+
+// True if the hints carry no addresses, or only valid binary names of this kind (addr_format
+// FI_FORMAT_UNSPEC). A provider offers nothing (-FI_ENODATA) otherwise.
+bool hint_names_valid(const fi_info* hints, NameKind kind) noexcept;
+// Copies the hints' src/dest names into the candidate (malloc). False on allocation failure.
+bool copy_hint_names(const fi_info* hints, fi_info* out) noexcept;
+// Registers every config key the provider reads as an fi_param (FI_<PROV>_<KEY>), with its help,
+// unit and default, so fi_getparams / fi_info -e list them.
+void define_config_params(const char* prov);
 
 }  // namespace pollfab::providers

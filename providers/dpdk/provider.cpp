@@ -7,9 +7,7 @@
 
 #include "dpdk_glue/eal.hpp"
 #include "lib/config/loader.hpp"
-#include "lib/config/schema.hpp"
 #include "lib/core/info_alloc.hpp"
-#include "lib/core/params.hpp"
 #include "lib/util/log.hpp"
 #include "providers/common/attr.hpp"
 #include "providers/common/name.hpp"
@@ -43,19 +41,7 @@ class DpdkProvider final : public core::Provider {
              "fi_av_insert() them", node);
       return -FI_ENODATA;
     }
-    Name dest;
-    if (hints && hints->dest_addr &&
-        (hints->addr_format != FI_FORMAT_UNSPEC ||
-         !Name::decode(static_cast<const uint8_t*>(hints->dest_addr), hints->dest_addrlen,
-                       NameKind::Dpdk, dest)))
-      return -FI_ENODATA;
-    Name src;
-    if (hints && hints->src_addr &&
-        (hints->addr_format != FI_FORMAT_UNSPEC ||
-         !Name::decode(static_cast<const uint8_t*>(hints->src_addr), hints->src_addrlen,
-                       NameKind::Dpdk, src)))
-      return -FI_ENODATA;
-
+    if (!hint_names_valid(hints, NameKind::Dpdk)) return -FI_ENODATA;
     const uint32_t max_pkt = cfg.dpdk.mtu - 28;
     const size_t dgram_max = max_pkt - transport::wire::kHeaderBytes;
     std::vector<std::string> devs;
@@ -71,14 +57,10 @@ class DpdkProvider final : public core::Provider {
         t.max_msg_size = type == FI_EP_RDM ? 0xffffffffull : dgram_max;
         t.inject_size = type == FI_EP_RDM ? kInjectBytes : std::min<size_t>(kInjectBytes, dgram_max);
         t.total_buffered_recv = type == FI_EP_RDM ? cfg.transport.max_unexpected_bytes : 0;
-        t.prov_version = version_();
+        t.prov_version = Provider::version();
         fi_info* i = make_info(t);
         if (!i) return -FI_ENOMEM;
-        if (hints && hints->dest_addr && !copy_addr(hints->dest_addr, &i->dest_addr, &i->dest_addrlen)) {
-          core::freeinfo(i);
-          return -FI_ENOMEM;
-        }
-        if (hints && hints->src_addr && !copy_addr(hints->src_addr, &i->src_addr, &i->src_addrlen)) {
+        if (!copy_hint_names(hints, i)) {
           core::freeinfo(i);
           return -FI_ENOMEM;
         }
@@ -104,30 +86,7 @@ class DpdkProvider final : public core::Provider {
     return 0;
   }
 
-  void define_params() override {
-    for (const config::KeyInfo& k : config::schema()) {
-      if (!config::applies_to(kName, k)) continue;
-      std::string env = config::env_name(kName, k);  // FI_DPDK_...
-      std::string param = env.substr(strlen("FI_DPDK_"));
-      for (char& c : param) c = static_cast<char>(tolower(c));
-      fi_param_type type = k.type == config::Type::Bool  ? FI_PARAM_BOOL
-                           : k.type == config::Type::Int ? FI_PARAM_SIZE_T
-                                                         : FI_PARAM_STRING;
-      std::string help = std::string(k.help) + (k.unit && *k.unit ? std::string(" (") + k.unit + ")" : "") +
-                         " [config " + k.section + "." + k.key + ", default " + k.default_text + "]";
-      core::param_define(kName, param.c_str(), type, help.c_str());
-    }
-  }
-
- private:
-  uint32_t version_() const noexcept { return version(); }
-  static bool copy_addr(const void* src, void** dst, size_t* len) {
-    *dst = malloc(kNameBytes);
-    if (!*dst) return false;
-    std::memcpy(*dst, src, kNameBytes);
-    *len = kNameBytes;
-    return true;
-  }
+  void define_params() override { define_config_params(kName); }
 };
 
 }  // namespace

@@ -5,10 +5,8 @@
 #include <cstring>
 
 #include "lib/config/loader.hpp"
-#include "lib/config/schema.hpp"
 #include "lib/core/fabric.hpp"
 #include "lib/core/info_alloc.hpp"
-#include "lib/core/params.hpp"
 #include "lib/util/log.hpp"
 #include "providers/common/attr.hpp"
 #include "providers/common/domain.hpp"
@@ -83,14 +81,6 @@ class UdpFabric final : public core::Fabric {
   config::Config cfg_;
 };
 
-bool copy_name(const void* src, void** dst, size_t* len) {
-  *dst = malloc(kNameBytes);
-  if (!*dst) return false;
-  std::memcpy(*dst, src, kNameBytes);
-  *len = kNameBytes;
-  return true;
-}
-
 class UdpProvider final : public core::Provider {
  public:
   const char* name() const noexcept override { return kName; }
@@ -103,13 +93,7 @@ class UdpProvider final : public core::Provider {
       return -FI_EINVAL;
     }
     if (node && !(flags & FI_SOURCE)) return -FI_ENODATA;  // names are exchanged, not resolved
-    Name n;
-    for (const void* a : {hints ? hints->dest_addr : nullptr, hints ? hints->src_addr : nullptr}) {
-      size_t len = a == (hints ? hints->dest_addr : nullptr) ? hints->dest_addrlen : (hints ? hints->src_addrlen : 0);
-      if (a && (hints->addr_format != FI_FORMAT_UNSPEC ||
-                !Name::decode(static_cast<const uint8_t*>(a), len, NameKind::Udp, n)))
-        return -FI_ENODATA;
-    }
+    if (!hint_names_valid(hints, NameKind::Udp)) return -FI_ENODATA;
     const size_t dgram_max = UdpIo::kMaxPacketBytes - transport::wire::kHeaderBytes;
     for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM}) {
       InfoTemplate t;
@@ -123,8 +107,7 @@ class UdpProvider final : public core::Provider {
       t.prov_version = version();
       fi_info* i = make_info(t);
       if (!i) return -FI_ENOMEM;
-      if ((hints && hints->dest_addr && !copy_name(hints->dest_addr, &i->dest_addr, &i->dest_addrlen)) ||
-          (hints && hints->src_addr && !copy_name(hints->src_addr, &i->src_addr, &i->src_addrlen))) {
+      if (!copy_hint_names(hints, i)) {
         core::freeinfo(i);
         return -FI_ENOMEM;
       }
@@ -143,20 +126,7 @@ class UdpProvider final : public core::Provider {
     return 0;
   }
 
-  void define_params() override {
-    for (const config::KeyInfo& k : config::schema()) {
-      if (!config::applies_to(kName, k)) continue;
-      std::string env = config::env_name(kName, k);
-      std::string param = env.substr(strlen("FI_UDP_"));
-      for (char& c : param) c = static_cast<char>(tolower(c));
-      fi_param_type type = k.type == config::Type::Bool  ? FI_PARAM_BOOL
-                           : k.type == config::Type::Int ? FI_PARAM_SIZE_T
-                                                         : FI_PARAM_STRING;
-      std::string help = std::string(k.help) + " [config " + k.section + "." + k.key + ", default " +
-                         k.default_text + "]";
-      core::param_define(kName, param.c_str(), type, help.c_str());
-    }
-  }
+  void define_params() override { define_config_params(kName); }
 };
 
 }  // namespace
