@@ -88,6 +88,30 @@ uint64_t Engine::peer_user(PeerId id) const noexcept {
   return id < peers_.size() ? peers_[id]->user : ~0ull;
 }
 
+PeerStats Engine::peer_stats(PeerId id) const noexcept {
+  PeerStats s;
+  if (id >= peers_.size()) return s;
+  const Peer& p = *peers_[id];
+  s.addr = p.addr;
+  s.user = p.user;
+  s.dead = p.dead;
+  s.remote_epoch = p.remote_epoch;
+  s.tx_pkts = p.tx_pkts;
+  s.tx_bytes = p.tx_bytes;
+  s.rx_pkts = p.rx_pkts;
+  s.rx_bytes = p.rx_bytes;
+  s.retx_pkts = p.retx_pkts;
+  s.dup_pkts = p.dup_pkts;
+  s.rto_events = p.rto_events;
+  s.srtt_ns = p.srtt_ns;
+  s.rttvar_ns = p.rttvar_ns;
+  s.rto_ns = p.rto_ns;
+  s.inflight_pkts = p.inflight();
+  s.cwnd_pkts = cfg_.window_pkts;
+  s.credits_pkts = cfg_.window_pkts;
+  return s;
+}
+
 uint32_t Engine::held_packets() const noexcept {
   uint32_t n = 0;
   for (auto& p : peers_) n += p->held_count;

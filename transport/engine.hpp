@@ -85,6 +85,25 @@ struct EngineStats {
   uint64_t peer_resets = 0;
   uint64_t peers_dead = 0, probes_tx = 0, drop_dead_peer = 0;
   uint64_t srtt_ns = 0;  // smoothed RTT of the most recently sampled peer
+  uint64_t drop_checksum = 0;   // packets whose checksum did not match (dropped, counted)
+  uint64_t credit_stalls = 0;   // times a sender stopped because the receiver's credits ran out
+};
+
+// Per-peer counters and protocol state, a snapshot (Engine::peer_stats).
+struct PeerStats {
+  PeerAddr addr;
+  uint64_t user = ~0ull;        // provider tag (fi_addr), ~0 if none
+  bool dead = false;
+  uint32_t remote_epoch = 0;
+  uint64_t tx_pkts = 0, tx_bytes = 0;   // data packets / payload bytes sent (incl. retransmits)
+  uint64_t rx_pkts = 0, rx_bytes = 0;   // data packets / payload bytes received
+  uint64_t retx_pkts = 0;               // data packets retransmitted
+  uint64_t dup_pkts = 0;                // duplicate data packets received
+  uint64_t rto_events = 0;
+  uint64_t srtt_ns = 0, rttvar_ns = 0, rto_ns = 0, min_rtt_ns = 0;
+  uint32_t cwnd_pkts = 0;               // congestion window, packets
+  uint32_t inflight_pkts = 0;           // sent, not yet cumulatively acknowledged
+  uint32_t credits_pkts = 0;            // receiver's advertised window beyond snd_una, packets
 };
 
 class Engine {
@@ -140,6 +159,10 @@ class Engine {
   uint64_t last_rx_ns() const noexcept { return last_rx_ns_; }
 
   const EngineStats& stats() const noexcept { return stats_; }
+  // Number of peers known (PeerId 0 .. peer_count()-1).
+  uint32_t peer_count() const noexcept { return static_cast<uint32_t>(peers_.size()); }
+  // Snapshot of one peer's counters; id < peer_count().
+  PeerStats peer_stats(PeerId id) const noexcept;
   // Objects in use (tests check for leaks at quiescence).
   uint32_t sends_in_use() const noexcept { return send_pool_.in_use(); }
   uint32_t recvs_in_use() const noexcept { return recv_pool_.in_use(); }

@@ -87,6 +87,10 @@ struct Engine::Peer {
   uint64_t ack_deadline_ns = 0;
   bool ack_now = false;
 
+  // counters (PeerStats)
+  uint64_t tx_pkts = 0, tx_bytes = 0, rx_pkts = 0, rx_bytes = 0, retx_pkts = 0, dup_pkts = 0;
+  uint64_t rto_events = 0;
+
   uint32_t inflight() const noexcept { return static_cast<uint32_t>(snd_nxt - snd_una); }
 };
 

@@ -131,6 +131,8 @@ void Engine::on_packet(PacketBuf& pkt) noexcept {
     return;
   }
   stats_.rx_bytes += h.payload_len;
+  ++p.rx_pkts;
+  p.rx_bytes += h.payload_len;
   on_data(p, pid, pkt, h);
 }
 
@@ -139,6 +141,7 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
   int32_t d = psn - p.rcv_nxt;
   if (d < 0) {  // duplicate of something delivered: tell the sender again
     ++stats_.dup_pkts;
+    ++p.dup_pkts;
     io_.free(&pkt, 1);
     p.ack_now = true;
     if (!p.ack_pending) note_ack_pending(p);
@@ -153,6 +156,7 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
     PacketBuf& slot = p.held[psn.raw() & wmask_];
     if (slot.data) {
       ++stats_.dup_pkts;
+      ++p.dup_pkts;
       io_.free(&pkt, 1);
     } else {
       slot = pkt;

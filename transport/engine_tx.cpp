@@ -133,7 +133,12 @@ bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32
     return false;
   }
   stats_.tx_bytes += len;
-  if (retransmit) ++stats_.retx_pkts;
+  ++p.tx_pkts;
+  p.tx_bytes += len;
+  if (retransmit) {
+    ++stats_.retx_pkts;
+    ++p.retx_pkts;
+  }
   return true;
 }
 
@@ -267,6 +272,7 @@ void Engine::on_rto(Peer& p, uint64_t now) noexcept {
     return;
   }
   ++stats_.rto_events;
+  ++p.rto_events;
   // A timeout voids SACK information (RFC 2018: the receiver may renege): clear it, so the
   // oldest packet is always resent, then resend what SACK could vouch for (the first 65);
   // the ACKs that follow reveal later holes.
