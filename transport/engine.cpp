@@ -55,6 +55,9 @@ PeerId Engine::create_peer(const PeerAddr& addr) {
   io_.resolve(addr.host, p->route);
   p->rto_ns = cfg_.rto_initial_ns;
   p->heard_ns = clock_.now_ns();
+  p->snd_edge = Seq32(cfg_.window_pkts);  // until the receiver says otherwise: one window
+  p->cwnd = cfg_.window_pkts;             // datacenter start: the full window (as Swift, eRPC)
+  p->good_rounds = 1;
   if (cfg_.reliable) {
     p->txw = std::make_unique<TxSlot[]>(cfg_.window_pkts);
     p->held = std::make_unique<PacketBuf[]>(cfg_.window_pkts);
@@ -107,8 +110,9 @@ PeerStats Engine::peer_stats(PeerId id) const noexcept {
   s.rttvar_ns = p.rttvar_ns;
   s.rto_ns = p.rto_ns;
   s.inflight_pkts = p.inflight();
-  s.cwnd_pkts = cfg_.window_pkts;
-  s.credits_pkts = cfg_.window_pkts;
+  s.min_rtt_ns = p.min_rtt_ns;
+  s.cwnd_pkts = cfg_.cc ? static_cast<uint32_t>(p.cwnd) : cfg_.window_pkts;
+  s.credits_pkts = p.snd_edge > p.snd_una ? static_cast<uint32_t>(p.snd_edge - p.snd_una) : 0;
   return s;
 }
 
@@ -125,6 +129,8 @@ void Engine::note_ack_pending(Peer& p) noexcept {
 void Engine::progress() noexcept {
   if (cfg_.reliable) {
     uint64_t now = clock_.now_ns();
+    const bool credit_update = credit_update_;
+    credit_update_ = false;
     for (size_t i = 0; i < peers_.size(); ++i) {
       Peer& p = *peers_[i];
       // A packet held at rcv_nxt that could not be delivered (unexpected budget full) gets
@@ -133,7 +139,12 @@ void Engine::progress() noexcept {
       if (cfg_.peer_timeout_ns && !p.dead) check_liveness(p, static_cast<PeerId>(i), now);
       if (p.dead) continue;
       if (p.rto_deadline_ns && now >= p.rto_deadline_ns) on_rto(p, now);
+      if (p.loss_deadline_ns && now >= p.loss_deadline_ns) detect_loss(p, now);
       if (p.sq_next) pump(p);
+      if (credit_update && p.adv_credits < cfg_.window_pkts / 2 && credits_for(p) > p.adv_credits) {
+        p.ack_now = true;  // window update: the sender may be waiting for credits
+        if (!p.ack_pending) note_ack_pending(p);
+      }
       if (p.ack_pending &&
           (p.ack_now || p.ack_pending >= cfg_.ack_coalesce_pkts || now >= p.ack_deadline_ns))
         send_ack(p);
@@ -147,6 +158,7 @@ uint64_t Engine::next_deadline_ns() const noexcept {
   for (auto& pp : peers_) {
     const Peer& p = *pp;
     if (p.rto_deadline_ns) d = std::min(d, p.rto_deadline_ns);
+    if (p.loss_deadline_ns) d = std::min(d, p.loss_deadline_ns);
     if (p.ack_pending) d = std::min(d, p.ack_now ? 0 : p.ack_deadline_ns);
   }
   if (txq_len_) d = 0;

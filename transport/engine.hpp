@@ -7,12 +7,22 @@
 //   send window   = [snd_una, snd_nxt), snd_nxt - snd_una <= window_pkts
 //   receive window= [rcv_nxt, rcv_nxt + window_pkts); packets above rcv_nxt are held (not
 //                   copied) until the gap fills, then delivered in PSN order
-//   ACK           = cumulative ack_psn (= rcv_nxt) + 64-bit SACK bitmap of held packets, sent on
-//                   every data packet (piggybacked) or standalone after ack_coalesce_pkts
-//                   packets, after ack_delay_ns, or at once on a duplicate / out-of-order packet
-//   retransmission= RTO per peer (RFC 6298 estimator, Karn's rule, exponential backoff between
-//                   rto_min and rto_max) resends un-SACKed packets; 3 SACKed packets above a hole
-//                   trigger one fast retransmit of the holes per window (recover point)
+//   ACK           = cumulative ack_psn (= rcv_nxt) + SACK bitmap of held packets (64 bits in the
+//                   header, the rest of the window in an Ack's payload), the receiver's credits
+//                   and how long it held the ACK (ack_delay_ns); piggybacked on every data
+//                   packet, standalone after ack_coalesce_pkts packets, after ack_delay_ns, at
+//                   once on a duplicate or a new hole, or when the SACK outgrows 64 bits
+//   retransmission= a hole with 3 SACKed packets above it (first transmission), or any
+//                   un-SACKed packet sent an RTT + reorder window before a packet known
+//                   delivered (RACK, RFC 8985), is resent at once; the RTO (RFC 6298
+//                   estimator on ack_delay-corrected samples, Karn's rule, exponential backoff
+//                   between rto_min and rto_max) resends the oldest and every overdue packet
+//   flow control  = the receiver advertises credits (packets past ack_psn it accepts: the
+//                   window, less when its unexpected-message budget runs low); a sender never
+//                   passes ack_psn + credits except for one persist probe per RTO
+//   congestion    = Swift-like delay-based AIMD per peer (cc): cwnd grows by cc_ai per RTT
+//                   while the corrected RTT is within cc_target_ns of the lowest seen, shrinks
+//                   in proportion to the excess (at most once per RTT), and on timeouts
 //   segmentation  = messages are cut into segments of max_packet_bytes - header; the receiver
 //                   copies each segment straight into the matched receive buffer at its offset
 //   epochs        = each engine has a random incarnation number; a peer whose epoch changes is
@@ -63,7 +73,7 @@ struct EngineConfig {
   uint32_t window_pkts = 256;            // power of two, 8..4096
   uint32_t ack_coalesce_pkts = 16;       // standalone ACK after this many unacked packets
   uint64_t ack_delay_ns = 20'000;        // standalone ACK if nothing piggybacked it by then
-  uint64_t rto_min_ns = 100'000;
+  uint64_t rto_min_ns = 1'000'000;
   uint64_t rto_max_ns = 100'000'000;
   uint64_t rto_initial_ns = 1'000'000;
   uint32_t tx_size = 1024;               // sends in flight (pool size)
@@ -74,6 +84,16 @@ struct EngineConfig {
   uint32_t max_peers = 4096;
   // Peer failure: a peer silent this long while we wait on it is declared dead (0 = never).
   uint64_t peer_timeout_ns = 10'000'000'000ull;
+  // Seal every packet with a CRC-32C (wire::seal); received checksums are always verified.
+  bool checksum = true;
+  // Congestion control: Swift-like delay-based AIMD (docs/transport.md). Off: the window is
+  // limited by window_pkts and the receiver's credits only.
+  bool cc = true;
+  uint64_t cc_target_ns = 100'000;  // queueing delay tolerated above the lowest RTT seen
+  double cc_ai = 1.0;               // additive increase, packets per RTT
+  double cc_beta = 0.8;             // multiplicative decrease gain (Swift's beta)
+  double cc_max_mdf = 0.5;          // largest decrease at once (fraction of cwnd)
+  uint32_t cc_min_cwnd = 2;         // packets
 };
 
 struct EngineStats {
@@ -87,6 +107,9 @@ struct EngineStats {
   uint64_t srtt_ns = 0;  // smoothed RTT of the most recently sampled peer
   uint64_t drop_checksum = 0;   // packets whose checksum did not match (dropped, counted)
   uint64_t credit_stalls = 0;   // times a sender stopped because the receiver's credits ran out
+  uint64_t credit_probes = 0;   // segments sent past a closed receive window (persist probes)
+  uint64_t cc_decreases = 0;    // congestion window decreases (delay above target, timeouts)
+  uint64_t rack_retx_events = 0;// retransmissions decided by time (a later packet arrived)
 };
 
 // Per-peer counters and protocol state, a snapshot (Engine::peer_stats).
@@ -189,11 +212,17 @@ class Engine {
   void pump(Peer& p) noexcept;
   bool emit_segment(Peer& p, SendMsg& m, uint32_t offset, uint32_t len, Seq32 psn,
                     bool retransmit) noexcept;
-  void fill_ack(Peer& p, wire::Header& h) noexcept;
+  void fill_ack(Peer& p, wire::Header& h, uint8_t* ext) noexcept;
   void send_ack(Peer& p) noexcept;
-  void on_ack(Peer& p, const wire::Header& h) noexcept;
-  void retransmit(Peer& p, Seq32 from, Seq32 to) noexcept;
+  void on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t ext_len) noexcept;
   void on_rto(Peer& p, uint64_t now) noexcept;
+  void detect_loss(Peer& p, uint64_t now) noexcept;
+  bool resend(Peer& p, Seq32 psn, uint64_t now) noexcept;
+  void cc_on_ack(Peer& p, uint32_t acked, uint64_t delay_ns, bool sample, uint64_t now) noexcept;
+  void cc_on_timeout(Peer& p, uint64_t now) noexcept;
+  uint16_t credits_for(const Peer& p) const noexcept;
+  uint16_t build_sack(Peer& p, uint64_t& sack, uint8_t* ext) noexcept;
+  void seal(PacketBuf& pkt) noexcept;
   void complete_send(SendMsg* m, Status st) noexcept;
   void reset_peer(Peer& p, PeerId pid, Status st) noexcept;
   void check_liveness(Peer& p, PeerId pid, uint64_t now) noexcept;
@@ -236,6 +265,7 @@ class Engine {
   util::IntrusiveList<UnexEntry> unexpected_[2];
   uint32_t unex_count_ = 0;
   uint64_t unex_bytes_ = 0;
+  bool credit_update_ = false;  // unexpected budget was freed: reopen throttled peers
 
   PacketBuf txq_[kTxQueue];
   uint16_t txq_len_ = 0;

@@ -72,8 +72,19 @@ struct Engine::Peer {
   bool rtt_valid = false;
   uint32_t backoff = 0;
   uint64_t rto_deadline_ns = 0;   // 0 = timer not armed
-  bool in_recovery = false;
-  Seq32 recover;
+  Seq32 snd_edge;                 // receiver's window edge (ack_psn + credits): send below it
+  bool persist_probe = false;     // may send one segment past snd_edge (window closed)
+  bool credit_stalled = false;
+  Seq32 high_sacked;              // highest PSN SACKed (valid when > snd_una)
+  uint64_t rack_xmit_ns = 0;      // latest send time of a packet known delivered (RACK)
+  uint64_t loss_deadline_ns = 0;  // re-run loss detection then (0 = none)
+  uint64_t min_rtt_ns = 0;        // lowest RTT sample (base delay for cc)
+  double cwnd = 0;                // congestion window, packets
+  double ssthresh = 0;            // after a timeout, cwnd doubles per RTT up to this
+  uint64_t last_decrease_ns = 0;
+  uint64_t round_start_ns = 0;    // cc round: one smoothed RTT of samples
+  uint64_t round_min_ns = 0;      // lowest corrected RTT sample of the round (0 = none yet)
+  uint32_t good_rounds = 0;       // consecutive rounds whose lowest sample met the target
 
   // receive side
   Seq32 rcv_nxt;
@@ -83,6 +94,8 @@ struct Engine::Peer {
   UnexEntry* cur_unex = nullptr;      // ... or into an unexpected buffer
   uint32_t cur_msg_len = 0, cur_flags = 0;
   uint64_t cur_tag = 0, cur_data = 0;
+  uint64_t data_rx_ns = 0;            // newest data packet's arrival (ack_delay_ns)
+  uint16_t adv_credits = 0;           // credits last advertised
   uint32_t ack_pending = 0;           // packets received but not yet acknowledged
   uint64_t ack_deadline_ns = 0;
   bool ack_now = false;

@@ -8,6 +8,11 @@
 
 namespace pollfab::transport {
 
+namespace {
+// Out-of-order packets that extend a run above a hole are acknowledged every this many.
+constexpr uint32_t kOooAckEvery = 4;
+}  // namespace
+
 Status Engine::recv(const RecvOp& op) noexcept {
   if (op.iov_count > kMaxIov) return Status::Invalid;
   if (op.peer != kAnyPeer && op.peer >= peers_.size()) return Status::Invalid;
@@ -55,6 +60,11 @@ void Engine::on_packet(PacketBuf& pkt) noexcept {
   last_rx_ns_ = clock_.now_ns();
   if (wire::decode(pkt.data, pkt.len, h) != wire::DecodeError::None || h.dst_ep != cfg_.ep_id) {
     ++stats_.drop_protocol;
+    io_.free(&pkt, 1);
+    return;
+  }
+  if (!wire::verify(pkt.data, wire::kHeaderBytes + h.payload_len)) {  // corrupt: trust nothing
+    ++stats_.drop_checksum;
     io_.free(&pkt, 1);
     return;
   }
@@ -120,7 +130,10 @@ void Engine::on_packet(PacketBuf& pkt) noexcept {
   }
   p.heard_ns = last_rx_ns_;
   p.probe_ns = 0;
-  if (h.flags & wire::kAckValid) on_ack(p, h);
+  if (h.flags & wire::kAckValid) {
+    if (h.type == wire::Type::Ack) on_ack(p, h, pkt.data + wire::kHeaderBytes, h.payload_len);
+    else on_ack(p, h, nullptr, 0);
+  }
   if (h.flags & wire::kAckReq) {  // a probe: answer at once
     p.ack_now = true;
     if (!p.ack_pending) note_ack_pending(p);
@@ -139,6 +152,7 @@ void Engine::on_packet(PacketBuf& pkt) noexcept {
 void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h) noexcept {
   Seq32 psn(h.psn);
   int32_t d = psn - p.rcv_nxt;
+  p.data_rx_ns = last_rx_ns_;
   if (d < 0) {  // duplicate of something delivered: tell the sender again
     ++stats_.dup_pkts;
     ++p.dup_pkts;
@@ -158,13 +172,17 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
       ++stats_.dup_pkts;
       ++p.dup_pkts;
       io_.free(&pkt, 1);
+      p.ack_now = true;
     } else {
       slot = pkt;
       ++p.held_count;
       ++stats_.ooo_pkts;
+      // SACK news: at once for a new hole (the packet before this one is missing), else with
+      // every few packets that extend the run above it.
+      const bool new_hole = d == 1 || !p.held[(psn - 1).raw() & wmask_].data;
+      if (new_hole || p.ack_pending + 1 >= kOooAckEvery) p.ack_now = true;
     }
-    p.ack_now = true;  // SACK news
-    if (!p.ack_pending) note_ack_pending(p);
+    note_ack_pending(p);
     return;
   }
   PacketBuf& stale = p.held[psn.raw() & wmask_];
@@ -174,8 +192,12 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
     --p.held_count;
   }
   if (!deliver(p, pid, h, pkt.data + wire::kHeaderBytes)) {
-    ++stats_.drop_unexpected_full;  // not acknowledged: the sender retries later
+    // No room to buffer it: not acknowledged (the sender resends later), but answered at once
+    // with our credits, which close the sender's window until we have room again.
+    ++stats_.drop_unexpected_full;
     io_.free(&pkt, 1);
+    p.ack_now = true;
+    if (!p.ack_pending) note_ack_pending(p);
     return;
   }
   io_.free(&pkt, 1);
@@ -363,6 +385,7 @@ void Engine::free_unexpected(UnexEntry* u) noexcept {
     u->listed = false;
   }
   unex_bytes_ -= sizeof(UnexEntry);
+  credit_update_ = true;
   if (u->buf && u->buf != u->inline_buf) {
     std::free(u->buf);
     unex_bytes_ -= u->msg_len;

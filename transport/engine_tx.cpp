@@ -64,6 +64,7 @@ Status Engine::send_dgram(const SendOp& op, uint64_t len) noexcept {
   copy_from_iov(op.iov, op.iov_count, 0, pkt.data + wire::kHeaderBytes, len);
   pkt.len = static_cast<uint32_t>(wire::kHeaderBytes + len);
   pkt.route = &p.route;
+  seal(pkt);
   if (!enqueue_tx(pkt)) {
     io_.free(&pkt, 1);
     return Status::NoResource;
@@ -80,12 +81,23 @@ Status Engine::send_dgram(const SendOp& op, uint64_t len) noexcept {
 
 void Engine::pump(Peer& p) noexcept {
   uint64_t now = clock_.now_ns();
-  while (p.sq_next && p.inflight() < cfg_.window_pkts) {
+  uint32_t limit = cfg_.window_pkts;
+  if (cfg_.cc) limit = std::min(limit, std::max(cfg_.cc_min_cwnd, static_cast<uint32_t>(p.cwnd)));
+  while (p.sq_next && p.inflight() < limit) {
+    if (!(p.snd_nxt < p.snd_edge)) {  // the receiver's window is closed
+      if (!p.persist_probe) {
+        if (!p.credit_stalled) ++stats_.credit_stalls;
+        p.credit_stalled = true;
+        break;
+      }
+      ++stats_.credit_probes;
+    }
     SendMsg& m = *p.sq_next;
     uint32_t off = m.next_offset;
     uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(seg_bytes_, m.len - off));
     Seq32 psn = p.snd_nxt;
     if (!emit_segment(p, m, off, len, psn, false)) break;
+    p.persist_probe = false;
     TxSlot& s = p.txw[psn.raw() & wmask_];
     s.msg = &m;
     s.offset = off;
@@ -102,6 +114,12 @@ void Engine::pump(Peer& p) noexcept {
     }
     if (!p.rto_deadline_ns) p.rto_deadline_ns = now + p.rto_ns;
   }
+  // Window closed with nothing in flight: the RTO timer doubles as the persist timer.
+  if (p.sq_next && !p.inflight() && !p.rto_deadline_ns) p.rto_deadline_ns = now + p.rto_ns;
+}
+
+void Engine::seal(PacketBuf& pkt) noexcept {
+  if (cfg_.checksum) wire::seal(pkt.data, pkt.len);
 }
 
 bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32 psn,
@@ -123,11 +141,12 @@ bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32
   h.offset = off;
   h.tag = m.op.tag;
   h.cq_data = m.op.cq_data;
-  fill_ack(p, h);
+  fill_ack(p, h, nullptr);
   wire::encode(h, pkt.data);
   copy_from_iov(m.op.iov, m.op.iov_count, off, pkt.data + wire::kHeaderBytes, len);
   pkt.len = static_cast<uint32_t>(wire::kHeaderBytes + len);
   pkt.route = &p.route;
+  seal(pkt);
   if (!enqueue_tx(pkt)) {
     io_.free(&pkt, 1);
     return false;
@@ -142,16 +161,55 @@ bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32
   return true;
 }
 
-void Engine::fill_ack(Peer& p, wire::Header& h) noexcept {
+uint16_t Engine::credits_for(const Peer& p) const noexcept {
+  // A message landing in a posted receive (this one, or the next if receives are waiting)
+  // costs no buffer: the whole window is open. Otherwise
+  // the window shrinks with what is left of the unexpected-message budget, so a sender cannot
+  // push more than we could buffer (the rest would be dropped and resent).
+  if (p.cur_recv || !posted_[0].empty() || !posted_[1].empty())
+    return static_cast<uint16_t>(std::min<uint32_t>(cfg_.window_pkts, 0xffff));
+  uint64_t free = cfg_.max_unexpected_bytes > unex_bytes_ ? cfg_.max_unexpected_bytes - unex_bytes_ : 0;
+  uint64_t pkts = free / std::max<uint32_t>(seg_bytes_, 1);
+  return static_cast<uint16_t>(std::min<uint64_t>({pkts, cfg_.window_pkts, 0xffff}));
+}
+
+uint16_t Engine::build_sack(Peer& p, uint64_t& sack, uint8_t* ext) noexcept {
+  sack = 0;
+  if (!p.held_count) return 0;
+  uint16_t ext_len = 0;
+  uint32_t found = 0;
+  for (uint32_t i = 0; i + 1 < cfg_.window_pkts && found < p.held_count; ++i) {
+    if (!p.held[(p.rcv_nxt + 1 + i).raw() & wmask_].data) continue;
+    ++found;
+    if (i < 64) {
+      sack |= 1ull << i;
+    } else if (ext) {
+      uint32_t j = i - 64;
+      if (j / 8 >= ext_len) {
+        std::memset(ext + ext_len, 0, j / 8 + 1 - ext_len);
+        ext_len = static_cast<uint16_t>(j / 8 + 1);
+      }
+      ext[j / 8] |= static_cast<uint8_t>(1u << (j % 8));
+    } else {
+      return 1;  // more SACK information than the header carries
+    }
+  }
+  return ext_len;
+}
+
+void Engine::fill_ack(Peer& p, wire::Header& h, uint8_t* ext) noexcept {
   h.flags |= wire::kAckValid;
   h.ack_psn = p.rcv_nxt.raw();
-  uint64_t sack = 0;
-  if (p.held_count) {
-    uint32_t span = std::min<uint32_t>(64, cfg_.window_pkts - 1);
-    for (uint32_t i = 0; i < span; ++i)
-      if (p.held[(p.rcv_nxt + 1 + i).raw() & wmask_].data) sack |= 1ull << i;
+  uint16_t ext_len = build_sack(p, h.sack, ext);
+  h.credits = credits_for(p);
+  p.adv_credits = h.credits;
+  if (p.data_rx_ns) {
+    uint64_t d = clock_.now_ns() - p.data_rx_ns;
+    h.ack_delay_ns = static_cast<uint32_t>(std::min<uint64_t>(d, 0xffffffffu));
   }
-  h.sack = sack;
+  if (ext) h.payload_len = ext_len;
+  // A piggybacked ACK whose SACK does not fit the header leaves a standalone one pending.
+  if (!ext && ext_len) return;
   p.ack_pending = 0;
   p.ack_now = false;
 }
@@ -168,10 +226,11 @@ void Engine::send_ack(Peer& p) noexcept {
   uint32_t pending = p.ack_pending;
   bool now = p.ack_now;
   if (p.probe_ns) h.flags |= wire::kAckReq;  // a liveness probe: the peer answers at once
-  fill_ack(p, h);
+  fill_ack(p, h, pkt.data + wire::kHeaderBytes);
   wire::encode(h, pkt.data);
-  pkt.len = wire::kHeaderBytes;
+  pkt.len = static_cast<uint32_t>(wire::kHeaderBytes + h.payload_len);
   pkt.route = &p.route;
+  seal(pkt);
   if (!enqueue_tx(pkt)) {
     io_.free(&pkt, 1);
     p.ack_pending = pending;
@@ -193,13 +252,19 @@ static void update_rtt(uint64_t sample, uint64_t& srtt, uint64_t& rttvar, bool& 
   }
 }
 
-void Engine::on_ack(Peer& p, const wire::Header& h) noexcept {
+void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t ext_len) noexcept {
   Seq32 ack(h.ack_psn);
   if (ack > p.snd_nxt || ack < p.snd_una) return;  // stale or bogus
   uint64_t now = clock_.now_ns();
+  // Flow control: the window edge only moves forward (a shrinking offer is not taken back
+  // from packets already sent; RFC 9293 3.8.6).
+  Seq32 edge = ack + h.credits;
+  if (edge > p.snd_edge) p.snd_edge = edge;
+  if (p.snd_nxt < p.snd_edge) p.credit_stalled = false;
   if (ack > p.snd_una) {
     bool have = false;
     uint64_t sample = 0;
+    uint32_t acked = static_cast<uint32_t>(ack - p.snd_una);
     for (Seq32 s = p.snd_una; s < ack; ++s) {
       TxSlot& t = p.txw[s.raw() & wmask_];
       // Karn: no samples from retransmitted packets; nor from SACKed ones (their ACK came
@@ -208,12 +273,18 @@ void Engine::on_ack(Peer& p, const wire::Header& h) noexcept {
         sample = now - t.sent_ns;
         have = true;
       }
+      if (!t.sacked) p.rack_xmit_ns = std::max(p.rack_xmit_ns, t.sent_ns);
       t.msg = nullptr;
       t.sacked = false;
     }
     p.snd_una = ack;
+    uint64_t delay = sample;
     if (have) {
-      update_rtt(sample, p.srtt_ns, p.rttvar_ns, p.rtt_valid);
+      // The time the receiver sat on the ACK is not path delay (RFC 9002 5.3): subtract it,
+      // but never below the lowest RTT seen.
+      if (!p.min_rtt_ns || sample < p.min_rtt_ns) p.min_rtt_ns = sample;
+      if (h.ack_delay_ns && sample >= p.min_rtt_ns + h.ack_delay_ns) delay = sample - h.ack_delay_ns;
+      update_rtt(delay, p.srtt_ns, p.rttvar_ns, p.rtt_valid);
       stats_.srtt_ns = p.srtt_ns;
     }
     p.backoff = 0;
@@ -221,68 +292,176 @@ void Engine::on_ack(Peer& p, const wire::Header& h) noexcept {
       uint64_t rto = p.srtt_ns + std::max<uint64_t>(1000, 4 * p.rttvar_ns);
       p.rto_ns = std::clamp(rto, cfg_.rto_min_ns, cfg_.rto_max_ns);
     }
+    cc_on_ack(p, acked, delay, have, now);
     while (p.sq_head && p.sq_head->segmented && p.sq_head->last_psn < p.snd_una) {
       SendMsg* m = p.sq_head;
       p.sq_head = m->next;
       if (!p.sq_head) p.sq_tail = nullptr;
       complete_send(m, Status::Ok);
     }
-    p.rto_deadline_ns = p.inflight() ? now + p.rto_ns : 0;
+    p.rto_deadline_ns = p.inflight() || p.sq_next ? now + p.rto_ns : 0;
   }
-  if (!h.sack || !p.inflight()) return;
-  // SACK scoreboard: mark, then retransmit holes with enough evidence of loss.
-  Seq32 highest = ack;
-  for (uint32_t i = 0; i < 64; ++i) {
-    if (!((h.sack >> i) & 1)) continue;
-    Seq32 s = ack + 1 + i;
-    if (s >= p.snd_nxt) break;
-    p.txw[s.raw() & wmask_].sacked = true;
-    highest = s;
+  if (!p.inflight()) {
+    p.loss_deadline_ns = 0;
+    return;
   }
-  uint32_t above = 0;
-  uint64_t rtt_wait = p.rtt_valid ? p.srtt_ns + p.srtt_ns / 4 : cfg_.rto_min_ns;
-  for (Seq32 s = highest; s >= p.snd_una; s = s - 1) {
+  // SACK scoreboard: mark newly SACKed packets, then find the lost ones.
+  auto mark = [&](Seq32 s) {
+    if (s >= p.snd_nxt) return false;
     TxSlot& t = p.txw[s.raw() & wmask_];
-    if (t.sacked) { ++above; continue; }
-    if (!t.msg || above < kDupThresh) continue;
-    // Lost: retransmit unless the last (re)transmission is younger than one RTT.
-    if (t.tx_count > 1 && now - t.sent_ns < rtt_wait) continue;
-    if (!emit_segment(p, *t.msg, t.offset, t.len, s, true)) break;
-    ++t.tx_count;
-    t.sent_ns = now;
-    ++stats_.fast_retx_events;
-    if (s == p.snd_una) break;
-  }
+    if (!t.sacked && t.msg) {
+      t.sacked = true;
+      p.rack_xmit_ns = std::max(p.rack_xmit_ns, t.sent_ns);
+    }
+    if (s > p.high_sacked || p.high_sacked < p.snd_una) p.high_sacked = s;
+    return true;
+  };
+  for (uint64_t bits = h.sack; bits; bits &= bits - 1)
+    if (!mark(ack + 1 + static_cast<uint32_t>(__builtin_ctzll(bits)))) break;
+  for (uint32_t j = 0; j < ext_len * 8; ++j)
+    if ((ext[j / 8] >> (j % 8)) & 1)
+      if (!mark(ack + 65 + j)) break;
+  detect_loss(p, now);
 }
 
-void Engine::retransmit(Peer& p, Seq32 from, Seq32 to) noexcept {
-  uint64_t now = clock_.now_ns();
-  for (Seq32 s = from; s < to; ++s) {
+bool Engine::resend(Peer& p, Seq32 psn, uint64_t now) noexcept {
+  TxSlot& t = p.txw[psn.raw() & wmask_];
+  if (!emit_segment(p, *t.msg, t.offset, t.len, psn, true)) return false;
+  ++t.tx_count;
+  t.sent_ns = now;
+  return true;
+}
+
+void Engine::detect_loss(Peer& p, uint64_t now) noexcept {
+  p.loss_deadline_ns = 0;
+  if (!p.inflight()) return;
+  // RACK (RFC 8985): a packet sent before one that was delivered is lost once an RTT plus a
+  // reordering window has passed since it was sent. For first transmissions the classic
+  // three-SACKs-above rule (RFC 6675) decides sooner. The oldest packet also has a probe
+  // timer (RFC 8985 7, tail loss probe): when nothing was delivered after it (a lost tail, a
+  // lost retransmission with the window full of SACKed packets) it is resent after two RTTs
+  // plus the receiver's ACK delay, doubling per resend, long before the RTO with its backoff
+  // and window collapse.
+  const uint64_t rtt = p.rtt_valid ? p.srtt_ns : cfg_.rto_initial_ns;
+  const uint64_t reo = std::max<uint64_t>(rtt / 4, 2'000);
+  const uint64_t pto = 2 * rtt + reo + cfg_.ack_delay_ns;
+  uint32_t above = 0;
+  Seq32 top = p.high_sacked > p.snd_una ? p.high_sacked : p.snd_una;
+  for (Seq32 s = top; s >= p.snd_una; s = s - 1) {
     TxSlot& t = p.txw[s.raw() & wmask_];
-    if (t.sacked || !t.msg) continue;
-    if (!emit_segment(p, *t.msg, t.offset, t.len, s, true)) break;
-    ++t.tx_count;
-    t.sent_ns = now;
+    if (t.sacked) { ++above; if (s == p.snd_una) break; continue; }
+    if (!t.msg) { if (s == p.snd_una) break; continue; }
+    bool lost = false;
+    uint64_t due = UINT64_MAX;
+    if (t.tx_count == 1 && above >= kDupThresh) {
+      lost = true;
+      ++stats_.fast_retx_events;
+    } else if (t.sent_ns < p.rack_xmit_ns) {
+      due = t.sent_ns + rtt + reo;
+    }
+    if (s == p.snd_una) due = std::min(due, t.sent_ns + (pto << std::min<uint32_t>(t.tx_count - 1, 6)));
+    if (!lost && due != UINT64_MAX) {
+      if (now >= due) {
+        lost = true;
+        ++stats_.rack_retx_events;
+      } else if (!p.loss_deadline_ns || due < p.loss_deadline_ns) {
+        p.loss_deadline_ns = due;
+      }
+    }
+    if (lost) {
+      if (!resend(p, s, now)) {
+        p.loss_deadline_ns = now;  // no buffer or queue space: try again at the next progress
+        break;
+      }
+      if (s == p.snd_una && !p.loss_deadline_ns) p.loss_deadline_ns = now + (pto << std::min<uint32_t>(t.tx_count - 1, 6));
+    }
+    if (s == p.snd_una) break;
   }
 }
 
 void Engine::on_rto(Peer& p, uint64_t now) noexcept {
   if (!p.inflight()) {
     p.rto_deadline_ns = 0;
+    if (p.sq_next && !(p.snd_nxt < p.snd_edge)) {  // persist: probe the closed window
+      p.persist_probe = true;
+      pump(p);
+      if (p.backoff < 16) ++p.backoff;
+      p.rto_ns = std::min(p.rto_ns * 2, cfg_.rto_max_ns);
+      p.rto_deadline_ns = now + p.rto_ns;
+    }
     return;
   }
   ++stats_.rto_events;
   ++p.rto_events;
-  // A timeout voids SACK information (RFC 2018: the receiver may renege): clear it, so the
-  // oldest packet is always resent, then resend what SACK could vouch for (the first 65);
-  // the ACKs that follow reveal later holes.
-  for (Seq32 s = p.snd_una; s < p.snd_nxt; ++s) p.txw[s.raw() & wmask_].sacked = false;
-  Seq32 to = p.snd_una + 65;
-  if (to > p.snd_nxt) to = p.snd_nxt;
-  retransmit(p, p.snd_una, to);
+  // Resend the oldest unacknowledged packet (RFC 6298 5.4); once it is delivered, RACK finds
+  // the other lost ones. Our receivers never renege on SACKed packets (held packets stay
+  // until delivered), so the scoreboard stays valid.
+  for (Seq32 s = p.snd_una; s < p.snd_nxt; ++s) {
+    TxSlot& t = p.txw[s.raw() & wmask_];
+    if (t.sacked || !t.msg) continue;
+    resend(p, s, now);
+    break;
+  }
+  cc_on_timeout(p, now);
   if (p.backoff < 16) ++p.backoff;
   p.rto_ns = std::min(p.rto_ns * 2, cfg_.rto_max_ns);
   p.rto_deadline_ns = now + p.rto_ns;
+}
+
+void Engine::cc_on_ack(Peer& p, uint32_t acked, uint64_t delay_ns, bool sample,
+                       uint64_t now) noexcept {
+  if (!cfg_.cc) return;
+  // Swift (Kumar et al., SIGCOMM 2020) with the lowest RTT seen as the base delay and the
+  // receiver's ACK delay removed. The congestion signal is the *standing* delay: the lowest
+  // sample of a round (one smoothed RTT), as Copa and BBR filter it, so one late packet (a
+  // descheduled receiver, a reordered packet) is not mistaken for a queue. Each round:
+  //   standing delay <= min_rtt + cc_target_ns: additive increase, cc_ai packets per RTT,
+  //     times the number of consecutive good rounds up to 8 (Timely's hyperactive increase:
+  //     a clean path gets its window back in a few RTTs);
+  //   above target: multiplicative decrease in proportion to the excess, at most cc_max_mdf.
+  // After a timeout the window restarts small and doubles per RTT back to half its old size
+  // (slow start, RFC 5681 3.1).
+  if (p.cwnd < p.ssthresh) p.cwnd += acked;
+  if (sample && (!p.round_min_ns || delay_ns < p.round_min_ns)) p.round_min_ns = delay_ns;
+  const uint64_t round = std::max<uint64_t>(p.srtt_ns, 1000);
+  if (!p.round_start_ns) p.round_start_ns = now;
+  if (p.cwnd >= p.ssthresh && p.good_rounds)
+    p.cwnd += cfg_.cc_ai * std::min<uint32_t>(p.good_rounds, 8) * acked / std::max(p.cwnd, 1.0);
+  if (now - p.round_start_ns >= round && p.round_min_ns) {
+    const uint64_t target = p.min_rtt_ns + cfg_.cc_target_ns;
+    const uint64_t standing = p.round_min_ns;
+    if (standing <= target) {
+      ++p.good_rounds;
+    } else {
+      p.good_rounds = 0;
+      double f = 1.0 - cfg_.cc_beta * double(standing - target) / double(standing);
+      p.cwnd *= std::max(f, 1.0 - cfg_.cc_max_mdf);
+      p.ssthresh = 0;
+      p.last_decrease_ns = now;
+      ++stats_.cc_decreases;
+    }
+    p.round_start_ns = now;
+    p.round_min_ns = 0;
+  }
+  p.cwnd = std::clamp(p.cwnd, double(cfg_.cc_min_cwnd), double(cfg_.window_pkts));
+}
+
+void Engine::cc_on_timeout(Peer& p, uint64_t now) noexcept {
+  if (!cfg_.cc) return;
+  // A timeout is the strongest congestion signal we get: the largest decrease once per RTT;
+  // after repeated timeouts, restart from the minimum window (Swift's retransmit reset) and
+  // slow-start back to half the window we had.
+  if (p.backoff >= 2) {
+    p.ssthresh = std::max(p.ssthresh, p.cwnd * (1.0 - cfg_.cc_max_mdf));
+    p.cwnd = cfg_.cc_min_cwnd;
+  } else if (now - p.last_decrease_ns >= p.srtt_ns) {
+    p.cwnd *= 1.0 - cfg_.cc_max_mdf;
+  } else {
+    return;
+  }
+  p.cwnd = std::max(p.cwnd, double(cfg_.cc_min_cwnd));
+  p.last_decrease_ns = now;
+  ++stats_.cc_decreases;
 }
 
 void Engine::complete_send(SendMsg* m, Status st) noexcept {
@@ -345,6 +524,16 @@ void Engine::reset_peer(Peer& p, PeerId pid, Status st) noexcept {
   p.rto_ns = cfg_.rto_initial_ns;
   p.rtt_valid = false;
   p.backoff = 0;
+  p.snd_edge = Seq32(cfg_.window_pkts);
+  p.high_sacked = Seq32(0);
+  p.persist_probe = p.credit_stalled = false;
+  p.rack_xmit_ns = p.loss_deadline_ns = 0;
+  p.min_rtt_ns = 0;
+  p.cwnd = cfg_.window_pkts;
+  p.ssthresh = 0;
+  p.round_start_ns = p.round_min_ns = 0;
+  p.good_rounds = 1;
+  p.data_rx_ns = 0;
   p.ack_pending = 0;
   p.ack_now = false;
   if (p.cur_recv) {

@@ -25,9 +25,15 @@
 //  |                           tag (64)                            | 48
 //  |                         cq_data (64)                          | 56
 //  |                      checksum (0 = none)                      | 64
-//  |                           reserved                            | 68
+//  |                         ack_delay_ns                          | 68
 //  +---------------------------------------------------------------+ 72
 //
+// An Ack packet's payload, if any, is the extended SACK bitmap (sack continued beyond 64
+// packets): bit j (byte j/8, bit j%8, least significant first) set means PSN ack_psn + 65 + j
+// was received. At most kMaxSackExtBytes.
+//
+// checksum: CRC-32C over the whole packet (header with this field zero, then payload); 0
+// means the sender did not compute one. Receivers verify every non-zero checksum.
 // All fields are big-endian. No bitfields. Reserved fields are sent as zero and ignored.
 // Type codes and flag bits are never reused once assigned (reserved ones are listed).
 #pragma once
@@ -35,12 +41,15 @@
 #include <cstdint>
 
 #include "lib/util/bits.hpp"
+#include "lib/util/crc32c.hpp"
 
 namespace pollfab::transport::wire {
 
 constexpr uint16_t kMagic = 0x5046;  // "PF"
 constexpr uint8_t kVersion = 1;
 constexpr size_t kHeaderBytes = 72;
+constexpr size_t kMaxSackExtBytes = 512;  // 4096-packet window: (4096 - 65) bits, rounded up
+constexpr size_t kChecksumOffset = 64;
 
 enum class Type : uint8_t {
   Data = 1,     // reliable (RDM) message segment: psn, msg_len, offset, tag, cq_data
@@ -72,13 +81,14 @@ struct Header {
   uint32_t dst_epoch = 0;    // 0 = sender does not know the receiver's epoch yet
   uint32_t psn = 0;
   uint32_t ack_psn = 0;      // cumulative: every PSN before ack_psn was received
-  uint16_t credits = 0;      // reserved (flow control)
+  uint16_t credits = 0;      // receive window: PSNs below ack_psn + credits may be sent
   uint64_t sack = 0;         // bit i set: PSN ack_psn + 1 + i was received
   uint32_t msg_len = 0;      // total message length, bytes
   uint32_t offset = 0;       // offset of this segment in the message, bytes
   uint64_t tag = 0;
   uint64_t cq_data = 0;
   uint32_t checksum = 0;
+  uint32_t ack_delay_ns = 0; // time the receiver held this ACK after its newest data packet
 };
 
 inline void encode(const Header& h, uint8_t* p) noexcept {
@@ -102,11 +112,31 @@ inline void encode(const Header& h, uint8_t* p) noexcept {
   store_be64(p + 48, h.tag);
   store_be64(p + 56, h.cq_data);
   store_be32(p + 64, h.checksum);
-  store_be32(p + 68, 0);
+  store_be32(p + 68, h.ack_delay_ns);
+}
+
+// Computes the CRC-32C of the len-byte packet at p (header + payload, checksum field zero)
+// and stores it in the checksum field. A computed CRC of 0 is stored as 0xffffffff, so that 0
+// keeps meaning "no checksum"; verify() accepts that spelling.
+inline void seal(uint8_t* p, size_t len) noexcept {
+  util::store_be32(p + kChecksumOffset, 0);
+  uint32_t c = util::crc32c(p, len);
+  util::store_be32(p + kChecksumOffset, c ? c : 0xffffffffu);
+}
+
+// Verifies the checksum of the len-byte packet at p (len >= kHeaderBytes). Returns true if the
+// checksum field is 0 (none) or matches. Clears the field (the buffer is the receiver's).
+inline bool verify(uint8_t* p, size_t len) noexcept {
+  uint32_t want = util::load_be32(p + kChecksumOffset);
+  if (want == 0) return true;
+  util::store_be32(p + kChecksumOffset, 0);
+  uint32_t c = util::crc32c(p, len);
+  return c == want || (c == 0 && want == 0xffffffffu);
 }
 
 enum class DecodeError : uint8_t {
-  None = 0, Short, BadMagic, BadVersion, BadType, BadFlags, BadLength, BadSegment, Count
+  None = 0, Short, BadMagic, BadVersion, BadType, BadFlags, BadLength, BadSegment, BadChecksum,
+  Count
 };
 
 const char* to_string(DecodeError e) noexcept;
@@ -142,7 +172,8 @@ inline DecodeError decode(const uint8_t* p, size_t len, Header& h) noexcept {
   h.tag = load_be64(p + 48);
   h.cq_data = load_be64(p + 56);
   h.checksum = load_be32(p + 64);
-  if (h.type == Type::Ack && h.payload_len != 0) return DecodeError::BadLength;
+  h.ack_delay_ns = load_be32(p + 68);
+  if (h.type == Type::Ack && h.payload_len > kMaxSackExtBytes) return DecodeError::BadLength;
   if (h.type == Type::Data || h.type == Type::Dgram) {
     if (uint64_t(h.offset) + h.payload_len > h.msg_len) return DecodeError::BadSegment;
     if ((h.flags & kFirst) && h.offset != 0) return DecodeError::BadSegment;

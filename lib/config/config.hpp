@@ -58,7 +58,7 @@ struct UdpConfig {
 
 // [transport] reliability protocol (every provider).
 struct TransportConfig {
-  uint32_t rto_min_us = 100;                   // us, 1..10000000
+  uint32_t rto_min_us = 1000;                  // us, 1..10000000
   uint32_t rto_max_us = 100000;                // us, 1..60000000
   uint32_t rto_initial_us = 1000;              // us, 1..60000000
   uint32_t window_pkts = 256;                  // packets in flight per peer, power of two 8..4096
@@ -68,6 +68,9 @@ struct TransportConfig {
   uint32_t assist_interval_us = 1000;          // us, 0..1000000 (0 = no liveness assist)
   uint32_t linger_ms = 1000;                   // ms, 0..60000: longest close-time linger
   uint64_t max_unexpected_bytes = 67108864;    // bytes per endpoint, 65536..2^34
+  std::string congestion_control = "swift";    // "swift" | "none"
+  uint32_t cc_target_us = 100;                 // us, 1..1000000
+  bool checksum = true;                        // CRC-32C on every packet sent
 
   friend bool operator==(const TransportConfig&, const TransportConfig&) = default;
 };

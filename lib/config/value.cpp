@@ -48,6 +48,7 @@ constexpr bool field_fits() {
 // ---- helpers --------------------------------------------------------------------------------
 
 constexpr std::string_view kHuge[] = {"auto", "on", "off"};
+constexpr std::string_view kCongestionControl[] = {"swift", "none"};
 constexpr std::string_view kLogLevels[] = {"emergency", "alert",  "critical", "error",
                                            "warning",   "notice", "info",     "debug"};
 
@@ -183,6 +184,7 @@ std::string int_reason(size_t idx, std::string_view got) {
 std::string check_string(Check ch, std::string& s) {
   switch (ch) {
     case Check::Huge: return one_of(s, kHuge);
+    case Check::CongestionControl: return one_of(s, kCongestionControl);
     case Check::LogLevel: return one_of(s, kLogLevels);
     case Check::Lcores:
       if (is_lcores(s)) return {};

@@ -25,6 +25,7 @@ enum class Check {
   None,
   Pow2,         // Int: power of two
   Huge,         // String: auto | on | off (stored lower case)
+  CongestionControl,  // String: swift | none (stored lower case)
   LogLevel,     // String: DPDK log level name (stored lower case)
   Lcores,       // String: "" or an EAL --lcores list
   FilePrefix,   // String: "" or [A-Za-z0-9_.-]+

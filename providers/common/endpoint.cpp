@@ -42,6 +42,9 @@ transport::EngineConfig engine_config(const TransportDomain& d, const fi_info* i
   c.rto_initial_ns = uint64_t(t.rto_initial_us) * 1000;
   c.max_unexpected_bytes = t.max_unexpected_bytes;
   c.peer_timeout_ns = uint64_t(t.peer_timeout_ms) * 1'000'000;
+  c.cc = t.congestion_control != "none";
+  c.cc_target_ns = uint64_t(t.cc_target_us) * 1000;
+  c.checksum = t.checksum;
   if (info->tx_attr) {
     c.tx_size = static_cast<uint32_t>(std::max<size_t>(info->tx_attr->size, 16));
     c.inject_size = static_cast<uint32_t>(info->tx_attr->inject_size);
@@ -96,11 +99,12 @@ void TransportEndpoint::teardown() noexcept {
   if (engine_) {
     const transport::EngineStats& s = engine_->stats();
     PF_LOG(tdom_->fabric()->provider()->name(), Info, EpCtrl,
-           "ep {}: tx {} pkts {} B, rx {} pkts {} B, retx {} (rto {} fast {}), acks tx {} rx {}, "
-           "dup {}, ooo {}, drops: window {} unexpected_full {} no_recv {} stale_epoch {} "
+           "ep {}: tx {} pkts {} B, rx {} pkts {} B, retx {} (rto {} fast {} rack {}), "
+           "cc decreases {}, credit stalls {}, acks tx {} rx {}, "
+           "dup {}, ooo {}, drops: checksum {} window {} unexpected_full {} no_recv {} stale_epoch {} "
            "unknown_peer {} protocol {}; peer resets {}; srtt {} ns",
            ep_id_, s.tx_pkts, s.tx_bytes, s.rx_pkts, s.rx_bytes, s.retx_pkts, s.rto_events,
-           s.fast_retx_events, s.acks_tx, s.acks_rx, s.dup_pkts, s.ooo_pkts, s.drop_window,
+           s.fast_retx_events, s.rack_retx_events, s.cc_decreases, s.credit_stalls, s.acks_tx, s.acks_rx, s.dup_pkts, s.ooo_pkts, s.drop_checksum, s.drop_window,
            s.drop_unexpected_full, s.drop_no_recv, s.drop_stale_epoch, s.drop_unknown_peer,
            s.drop_protocol, s.peer_resets, s.srtt_ns);
   }

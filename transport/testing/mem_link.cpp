@@ -1,5 +1,6 @@
 #include "transport/testing/mem_link.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace pollfab::transport::testing {
@@ -33,7 +34,18 @@ void MemLink::transmit(int from, PacketBuf& pkt) noexcept {
   const int to = 1 - from;
   pkt.src = from == 0 ? a_.host() : b_.host();
   pkt.route = nullptr;
-  uint64_t at = clock_.now_ns() + cfg_.latency_ns;
+  uint64_t now = clock_.now_ns();
+  uint64_t at = now + cfg_.latency_ns;
+  if (cfg_.rate_mbps) {
+    uint64_t start = std::max(now, busy_until_[from]);
+    if (cfg_.queue_limit_ns && start - now > cfg_.queue_limit_ns) {
+      ++queue_drops_;
+      put_buf(pkt);
+      return;
+    }
+    busy_until_[from] = start + (uint64_t(pkt.len) + 42) * 8000 / cfg_.rate_mbps;  // + Eth/IP/UDP
+    at = busy_until_[from] + cfg_.latency_ns;
+  }
   FaultInjector& f = fault_[from];
   switch (f.next()) {
     case FaultInjector::Action::Drop:

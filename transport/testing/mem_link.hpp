@@ -22,6 +22,11 @@ struct MemLinkConfig {
   uint32_t pool_buffers = 16384;
   uint64_t latency_ns = 5'000;       // one way
   uint64_t reorder_delay_ns = 10'000;// extra delay unit of a reordered packet (x1..4)
+  // Bandwidth model (0 = infinite): packets are serialised at this rate per direction, behind
+  // the ones before them; a packet that would wait longer than queue_limit_ns in that queue is
+  // dropped (a switch buffer; 0 = unbounded).
+  uint64_t rate_mbps = 0;
+  uint64_t queue_limit_ns = 0;
   FaultConfig fault_ab;              // faults on a -> b
   FaultConfig fault_ba;              // faults on b -> a
 };
@@ -79,6 +84,11 @@ class MemLink {
   Queue q_[2];  // q_[i]: packets travelling towards side i
   FaultInjector fault_[2];  // fault_[0]: a->b, fault_[1]: b->a
   uint64_t seq_ = 0;
+  uint64_t busy_until_[2] = {0, 0};  // per direction (from side): serialiser free at
+  uint64_t queue_drops_ = 0;
+ public:
+  uint64_t queue_drops() const noexcept { return queue_drops_; }
+ private:
   MemIo a_{*this, 0};
   MemIo b_{*this, 1};
 };

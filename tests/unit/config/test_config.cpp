@@ -104,7 +104,7 @@ TEST_F(ConfigTest, SchemaIsCompleteAndConsistent) {
     // The struct's initializers are the schema's defaults.
     EXPECT_EQ(value_text(Config{}, k), k.default_text) << name;
   }
-  EXPECT_EQ(schema().size(), 38u);
+  EXPECT_EQ(schema().size(), 41u);
   EXPECT_EQ(std::string(key("dpdk", "mtu").unit), "bytes");
   EXPECT_EQ(std::string(key("transport", "rto_min_us").unit), "us");
   EXPECT_EQ(std::string(key("fault", "drop").unit), "probability");
@@ -331,7 +331,7 @@ TEST_F(ConfigTest, CrossChecksBlameTheKeySetLast) {
   LoadResult r = load("dpdk");
   EXPECT_FALSE(r.config);
   EXPECT_EQ(r.error, "FI_DPDK_TRANSPORT_RTO_INITIAL_US: must not be below "
-                     "'transport.rto_min_us' (100), got 50");
+                     "'transport.rto_min_us' (1000), got 50");
 }
 
 // ---- environment ----------------------------------------------------------------------------------
