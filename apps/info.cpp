@@ -1,5 +1,6 @@
 // `pollfab info`: providers and versions (fi_getinfo FI_PROV_ATTR_ONLY), the effective config
 // of each provider (file + FI_<PROV>_* overrides), and the FI_* parameters (fi_getparams).
+// `pollfab info --stats`: see apps/stats.cpp.
 #include <rdma/fabric.h>
 
 #include <cstdio>
@@ -10,6 +11,11 @@
 namespace pollfab::apps {
 
 int info_main(const InfoArgs& a) {
+  if (a.stats) return stats_main(a);
+  if (a.json || !a.pids.empty()) {
+    fprintf(stderr, "pollfab info: --json and PID go with --stats\n");
+    return 2;
+  }
   if (!a.config.empty()) setenv("POLLFAB_CONFIG", a.config.c_str(), 1);
   fi_info* list = nullptr;
   fi_info* hints = fi_allocinfo();

@@ -13,8 +13,15 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   InfoArgs info;
-  auto* c_info = app.add_subcommand("info", "providers, versions, effective config and parameters");
+  auto* c_info = app.add_subcommand(
+      "info", "providers, versions, effective config and parameters; --stats: live counters");
   c_info->add_option("--config", info.config, "TOML config file (default: $POLLFAB_CONFIG)");
+  c_info->add_flag("--stats", info.stats,
+                   "counters of running pollfab processes (per endpoint and peer), from their "
+                   "stats sockets");
+  c_info->add_flag("--json", info.json, "with --stats: the raw JSON, one document per line");
+  c_info->add_option("pid", info.pids, "with --stats: these processes (default: all)")
+      ->check(CLI::PositiveNumber);
 
   RunArgs run;
   auto* c_run = app.add_subcommand("run", "run an unmodified libfabric application on pollfab");

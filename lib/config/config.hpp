@@ -86,12 +86,20 @@ struct FaultConfig {
   friend bool operator==(const FaultConfig&, const FaultConfig&) = default;
 };
 
+// [stats] observability (every provider).
+struct StatsConfig {
+  bool socket = true;  // serve counters on /run/pollfab/stats/<pid>.sock (pollfab info --stats)
+
+  friend bool operator==(const StatsConfig&, const StatsConfig&) = default;
+};
+
 struct Config {
   EalConfig eal;
   DpdkConfig dpdk;
   UdpConfig udp;
   TransportConfig transport;
   FaultConfig fault;
+  StatsConfig stats;
   std::string source = "defaults";  // path of the file loaded, or "defaults"
 
   friend bool operator==(const Config&, const Config&) = default;

@@ -12,7 +12,7 @@ constexpr KeyInfo kKeys[] = {
 #undef PF_KEY
 };
 
-constexpr std::string_view kSections[] = {"eal", "dpdk", "udp", "transport", "fault"};
+constexpr std::string_view kSections[] = {"eal", "dpdk", "udp", "transport", "fault", "stats"};
 
 }  // namespace
 

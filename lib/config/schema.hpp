@@ -24,7 +24,7 @@ struct KeyInfo {
   double max;
 };
 
-// Every key, grouped by section in the order eal, dpdk, udp, transport, fault.
+// Every key, grouped by section in the order eal, dpdk, udp, transport, fault, stats.
 std::span<const KeyInfo> schema() noexcept;
 
 // The section names in schema order.
@@ -37,7 +37,7 @@ const KeyInfo* find_key(std::string_view section, std::string_view key) noexcept
 const char* type_name(Type t) noexcept;
 
 // True if the key is read by the named provider: sections eal and dpdk belong to "dpdk", udp to
-// "udp", the others (transport, fault) to every provider. Environment overrides are applied only
+// "udp", the others (transport, fault, stats) to every provider. Environment overrides are applied only
 // for these keys (so FI_DPDK_UDP_PORT means dpdk.udp_port, not udp.port).
 bool applies_to(std::string_view provider, const KeyInfo& k) noexcept;
 

@@ -1,5 +1,7 @@
 #include "providers/common/domain.hpp"
 
+#include "lib/core/fabric.hpp"
+#include "lib/core/provider.hpp"
 #include "providers/common/endpoint.hpp"
 #include "transport/wire.hpp"
 
@@ -12,9 +14,15 @@ TransportDomain::TransportDomain(core::Fabric* fabric, const fi_info* info, void
   lock_.enable(true);       // the assist thread may run progress concurrently
 }
 
-TransportDomain::~TransportDomain() { stop_assist(); }
+TransportDomain::~TransportDomain() {
+  stats::domain_closing(this);  // normally done by teardown()
+  stop_assist();
+}
 
-void TransportDomain::teardown() noexcept { stop_assist(); }
+void TransportDomain::teardown() noexcept {
+  stats::domain_closing(this);  // before anything of the domain is destroyed
+  stop_assist();
+}
 
 void TransportDomain::start_assist() {
   if (cfg_.transport.assist_interval_us == 0 || assist_.joinable()) return;
@@ -134,6 +142,49 @@ bool TransportDomain::move(uint16_t from, uint16_t to) {
   eps_[to] = eps_[from];
   eps_[from] = nullptr;
   return true;
+}
+
+void TransportDomain::snapshot(stats::DomainSnapshot& out) {
+  out.provider = fabric()->provider()->name();
+  out.domain = info_->domain_attr && info_->domain_attr->name ? info_->domain_attr->name : "";
+  out.kind = kind_;
+  out.assist_runs = assist_runs();
+  size_t n_eps;
+  {
+    util::Guard<util::MaybeLock> g(lock_);
+    out.io_count = io_counters(out.io, stats::kMaxIoCounters);
+    out.dropped_unknown_ep = drop_unknown_ep_;
+    n_eps = eps_.size();
+  }
+  out.endpoints.reserve(n_eps);
+  // One endpoint per lock hold, and memory reserved outside the lock (the application's
+  // progress waits on it): copy the peers only if the reservation still covers them.
+  uint32_t want = 0;
+  int retries = 0;
+  for (size_t id = 1;;) {
+    stats::EndpointSnapshot e;
+    e.peers.reserve(want);
+    util::Guard<util::MaybeLock> g(lock_);
+    if (id >= eps_.size()) break;
+    transport::Engine* en = eps_[id] ? eps_[id]->engine_ptr() : nullptr;
+    if (!en) {
+      ++id;
+      continue;
+    }
+    const uint32_t np = en->peer_count();
+    if (np > e.peers.capacity() && retries++ < 2) {
+      want = np + 16;  // retry with room for them (and a few more)
+      continue;
+    }
+    e.id = static_cast<uint16_t>(id);
+    e.reliable = en->config().reliable;
+    e.name = local_name(e.id);
+    e.engine = en->stats();
+    for (uint32_t i = 0; i < np; ++i) e.peers.push_back(en->peer_stats(i));
+    out.endpoints.push_back(std::move(e));
+    ++id;
+    retries = 0;  // want stays: the next endpoint likely has as many peers
+  }
 }
 
 }  // namespace pollfab::providers

@@ -13,6 +13,8 @@
 // calls keep coming) and takes the domain lock like any caller.
 // Thread-safety: progress and data calls are serialised by the domain lock (always on, since
 // the assist thread may run progress; uncontended it costs one atomic exchange per call).
+// Observability (providers/common/stats.hpp): snapshot() copies the counters under the same
+// lock, one endpoint at a time; the stats socket thread calls it.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -24,6 +26,7 @@
 #include "lib/config/config.hpp"
 #include "lib/core/domain.hpp"
 #include "providers/common/name.hpp"
+#include "providers/common/stats.hpp"
 #include "transport/clock.hpp"
 #include "transport/packet_io.hpp"
 
@@ -50,6 +53,12 @@ class TransportDomain : public core::Domain {
   virtual void service() noexcept {}
   // This domain's name for an endpoint id.
   virtual Name local_name(uint16_t ep_id) const noexcept = 0;
+  // The I/O layer's counters (called under the domain lock). Returns how many it wrote.
+  virtual size_t io_counters(stats::Counter* out, size_t max) const noexcept { return 0; }
+
+  // Copies the counters of the domain, its endpoints and their peers (takes the domain lock,
+  // one endpoint at a time). Throws std::bad_alloc.
+  void snapshot(stats::DomainSnapshot& out);
 
   const config::Config& config() const noexcept { return cfg_; }
   transport::Clock& clock() noexcept { return clock_; }

@@ -71,7 +71,10 @@ TransportEndpoint::TransportEndpoint(TransportDomain* dom, const fi_info* info, 
 
 TransportEndpoint::~TransportEndpoint() = default;
 
-int TransportEndpoint::enable() { return 0; }
+int TransportEndpoint::enable() {
+  stats::endpoint_enabled(tdom_);  // starts the stats socket (stats.socket) on first use
+  return 0;
+}
 
 void TransportEndpoint::linger() noexcept {
   const uint64_t cap_ns = uint64_t(tdom_->config().transport.linger_ms) * 1'000'000;
@@ -96,20 +99,28 @@ void TransportEndpoint::linger() noexcept {
 void TransportEndpoint::teardown() noexcept {
   linger();
   if (ep_id_) tdom_->detach(ep_id_);
-  if (engine_) {
-    const transport::EngineStats& s = engine_->stats();
-    PF_LOG(tdom_->fabric()->provider()->name(), Info, EpCtrl,
-           "ep {}: tx {} pkts {} B, rx {} pkts {} B, retx {} (rto {} fast {} rack {}), "
-           "cc decreases {}, credit stalls {}, acks tx {} rx {}, "
-           "dup {}, ooo {}, drops: checksum {} window {} unexpected_full {} no_recv {} stale_epoch {} "
-           "unknown_peer {} protocol {}; peer resets {}; srtt {} ns",
-           ep_id_, s.tx_pkts, s.tx_bytes, s.rx_pkts, s.rx_bytes, s.retx_pkts, s.rto_events,
-           s.fast_retx_events, s.rack_retx_events, s.cc_decreases, s.credit_stalls, s.acks_tx, s.acks_rx, s.dup_pkts, s.ooo_pkts, s.drop_checksum, s.drop_window,
-           s.drop_unexpected_full, s.drop_no_recv, s.drop_stale_epoch, s.drop_unknown_peer,
-           s.drop_protocol, s.peer_resets, s.srtt_ns);
-  }
+  if (engine_) log_totals();  // detached: no other thread reaches the engine now
   util::Guard<util::MaybeLock> g(tdom_->lock());
   engine_.reset();
+}
+
+void TransportEndpoint::log_totals() noexcept {
+  const char* prov = tdom_->fabric()->provider()->name();
+  if (!util::log_enabled(prov, util::LogLevel::Info, util::LogSubsys::EpCtrl)) return;
+  try {
+    stats::Counter c[stats::kMaxCounters];
+    const std::string me = stats::address_str(tdom_->local_name(ep_id_));
+    PF_LOG(prov, Info, EpCtrl, "ep {} {} {}: {}", ep_id_, engine_->config().reliable ? "rdm" : "dgram",
+           me, stats::format_counters(c, stats::engine_counters(engine_->stats(), c)));
+    for (PeerId i = 0; i < engine_->peer_count(); ++i) {
+      transport::PeerStats p = engine_->peer_stats(i);
+      std::string fi_addr = p.user == ~0ull ? std::string("none") : std::to_string(p.user);
+      PF_LOG(prov, Info, EpCtrl, "ep {} peer {} fi_addr {}{}: {}", ep_id_,
+             stats::address_str(tdom_->kind(), p.addr), fi_addr, p.dead ? " dead" : "",
+             stats::format_counters(c, stats::peer_counters(p, c)));
+    }
+  } catch (...) {
+  }
 }
 
 bool TransportEndpoint::refresh_av_cache() noexcept {

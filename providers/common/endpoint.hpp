@@ -56,6 +56,8 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   // Close-time linger (transport.linger_ms): flush ACKs, answer retransmissions until quiet.
   void linger() noexcept;
   fi_addr_t source_of(const transport::Completion& c) noexcept;
+  // Close-time log at FI_LOG_LEVEL=info: the endpoint's totals, then one line per peer.
+  void log_totals() noexcept;
 
   TransportDomain* tdom_;
   std::unique_ptr<transport::Engine> engine_;

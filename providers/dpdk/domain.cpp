@@ -2,7 +2,9 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 
 #include "dpdk_glue/eal.hpp"
 #include "lib/util/log.hpp"
@@ -86,6 +88,21 @@ DpdkDomain::~DpdkDomain() {
          s.rx_not_udp, s.rx_bad_udp, s.rx_fragment, s.rx_multiseg, dropped_unknown_ep(),
          s.fault_dropped, s.fault_duplicated, s.fault_delayed, assist_runs());
   io_.reset();
+}
+
+size_t DpdkDomain::io_counters(stats::Counter* out, size_t max) const noexcept {
+  const IoStats& s = io_->stats();
+  const stats::Counter c[] = {
+      {"rx_frames", s.rx_frames},         {"tx_frames", s.tx_frames},
+      {"rx_not_ipv4", s.rx_not_ipv4},     {"rx_not_for_us", s.rx_not_for_us},
+      {"rx_bad_ip", s.rx_bad_ip},         {"rx_not_udp", s.rx_not_udp},
+      {"rx_bad_udp", s.rx_bad_udp},       {"rx_fragment", s.rx_fragment},
+      {"rx_multiseg", s.rx_multiseg},     {"fault_dropped", s.fault_dropped},
+      {"fault_duplicated", s.fault_duplicated}, {"fault_delayed", s.fault_delayed},
+  };
+  size_t n = std::min(max, std::size(c));
+  std::copy(c, c + n, out);
+  return n;
 }
 
 Name DpdkDomain::local_name(uint16_t ep_id) const noexcept {

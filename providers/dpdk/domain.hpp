@@ -35,6 +35,7 @@ class DpdkDomain final : public TransportDomain {
   }
   void service() noexcept override { io_->service(); }
   Name local_name(uint16_t ep_id) const noexcept override;
+  size_t io_counters(stats::Counter* out, size_t max) const noexcept override;
 
  private:
   std::shared_ptr<dpdk_glue::Port> port_;

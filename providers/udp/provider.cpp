@@ -2,7 +2,9 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 
 #include "lib/config/loader.hpp"
 #include "lib/core/fabric.hpp"
@@ -40,6 +42,17 @@ class UdpDomain final : public TransportDomain {
     return io_->rx_burst(out, n);
   }
   void service() noexcept override { io_->service(); }
+  size_t io_counters(stats::Counter* out, size_t max) const noexcept override {
+    const UdpIoStats& s = io_->stats();
+    const stats::Counter c[] = {
+        {"rx_datagrams", s.rx_datagrams},   {"tx_datagrams", s.tx_datagrams},
+        {"tx_errors", s.tx_errors},         {"fault_dropped", s.fault_dropped},
+        {"fault_duplicated", s.fault_duplicated}, {"fault_delayed", s.fault_delayed},
+    };
+    size_t n = std::min(max, std::size(c));
+    std::copy(c, c + n, out);
+    return n;
+  }
   Name local_name(uint16_t ep_id) const noexcept override {
     Name n;
     n.kind = NameKind::Udp;

@@ -104,7 +104,7 @@ TEST_F(ConfigTest, SchemaIsCompleteAndConsistent) {
     // The struct's initializers are the schema's defaults.
     EXPECT_EQ(value_text(Config{}, k), k.default_text) << name;
   }
-  EXPECT_EQ(schema().size(), 41u);
+  EXPECT_EQ(schema().size(), 42u);
   EXPECT_EQ(std::string(key("dpdk", "mtu").unit), "bytes");
   EXPECT_EQ(std::string(key("transport", "rto_min_us").unit), "us");
   EXPECT_EQ(std::string(key("fault", "drop").unit), "probability");
@@ -225,7 +225,7 @@ TEST_F(ConfigTest, UnknownSection) {
   std::string e = error_of("\n[dpdkk]\nmtu = 1500\n");
   EXPECT_HAS(e, path("bad.toml") + ":2:");
   EXPECT_HAS(e, "unknown section 'dpdkk'");
-  EXPECT_HAS(e, "eal, dpdk, udp, transport, fault");
+  EXPECT_HAS(e, "eal, dpdk, udp, transport, fault, stats");
   e = error_of("dpdk = 3\n");
   EXPECT_HAS(e, "section 'dpdk' must be a table, got integer");
 }
@@ -343,6 +343,8 @@ TEST_F(ConfigTest, EnvNames) {
   EXPECT_EQ(env_name("dpdk", key("eal", "args")), "FI_DPDK_EAL_ARGS");
   EXPECT_EQ(env_name("udp", key("udp", "port")), "FI_UDP_PORT");
   EXPECT_EQ(env_name("udp", key("fault", "drop")), "FI_UDP_FAULT_DROP");
+  EXPECT_EQ(env_name("udp", key("stats", "socket")), "FI_UDP_STATS_SOCKET");
+  EXPECT_EQ(env_name("dpdk", key("stats", "socket")), "FI_DPDK_STATS_SOCKET");
   // No two keys a provider reads share a variable (dpdk.udp_port vs udp.port).
   for (const char* prov : {"dpdk", "udp"}) {
     std::set<std::string> names;
@@ -391,6 +393,7 @@ TEST_F(ConfigTest, EnvOverridesForUdp) {
   setenv("FI_UDP_TRANSPORT_WINDOW_PKTS", "1024", 1);
   setenv("FI_UDP_SOCKET_BUFFER_BYTES", "65536", 1);
   setenv("FI_DPDK_MTU", "9000", 1);  // another provider's: ignored
+  setenv("FI_UDP_STATS_SOCKET", "false", 1);
   LoadResult r = load("udp");
   ASSERT_TRUE(r.config) << r.error;
   const Config& c = *r.config;
@@ -400,6 +403,7 @@ TEST_F(ConfigTest, EnvOverridesForUdp) {
   EXPECT_EQ(c.transport.window_pkts, 1024u);
   EXPECT_EQ(c.udp.socket_buffer_bytes, 65536u);
   EXPECT_EQ(c.dpdk.mtu, 1500u);
+  EXPECT_FALSE(c.stats.socket);
 }
 
 TEST_F(ConfigTest, EnvListForms) {

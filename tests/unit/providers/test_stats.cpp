@@ -1,0 +1,308 @@
+// Observability (providers/common/stats.hpp) on the udp provider over 127.0.0.1 (ephemeral
+// ports): snapshots, the stats socket's lifecycle and JSON, stats.socket = false, endpoints
+// closing while the socket is read, and socket removal at exit without fi_close. Also the
+// pollfab command's JSON reader (apps/common/json.hpp).
+#include <gtest/gtest.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apps/common/json.hpp"
+#include "providers/common/stats.hpp"
+
+using pollfab::apps::Json;
+using pollfab::apps::parse_json;
+namespace stats = pollfab::providers::stats;
+
+namespace {
+
+struct Ep {
+  fid_ep* ep = nullptr;
+  fid_cq* cq = nullptr;
+  fid_av* av = nullptr;
+};
+
+struct Fab {
+  fi_info* info = nullptr;
+  fid_fabric* fabric = nullptr;
+  fid_domain* domain = nullptr;
+
+  void open() {
+    fi_info* hints = fi_allocinfo();
+    hints->fabric_attr->prov_name = strdup("udp");
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG;
+    ASSERT_EQ(fi_getinfo(fi_version(), nullptr, nullptr, 0, hints, &info), 0);
+    fi_freeinfo(hints);
+    ASSERT_EQ(fi_fabric(info->fabric_attr, &fabric, nullptr), 0);
+    ASSERT_EQ(fi_domain(fabric, info, &domain, nullptr), 0);
+  }
+  void open_ep(Ep& e) {
+    fi_cq_attr ca{};
+    ca.format = FI_CQ_FORMAT_MSG;
+    fi_av_attr aa{};
+    aa.type = FI_AV_TABLE;
+    ASSERT_EQ(fi_cq_open(domain, &ca, &e.cq, nullptr), 0);
+    ASSERT_EQ(fi_av_open(domain, &aa, &e.av, nullptr), 0);
+    ASSERT_EQ(fi_endpoint(domain, info, &e.ep, nullptr), 0);
+    ASSERT_EQ(fi_ep_bind(e.ep, &e.cq->fid, FI_TRANSMIT | FI_RECV), 0);
+    ASSERT_EQ(fi_ep_bind(e.ep, &e.av->fid, 0), 0);
+    ASSERT_EQ(fi_enable(e.ep), 0);
+  }
+  static void close_fid(fid* f) {
+    if (f) {
+      EXPECT_EQ(fi_close(f), 0);
+    }
+  }
+  static void close_ep(Ep& e) {
+    close_fid(e.ep ? &e.ep->fid : nullptr);
+    close_fid(e.av ? &e.av->fid : nullptr);
+    close_fid(e.cq ? &e.cq->fid : nullptr);
+    e = Ep{};
+  }
+  void close() {
+    close_fid(domain ? &domain->fid : nullptr);
+    close_fid(fabric ? &fabric->fid : nullptr);
+    if (info) fi_freeinfo(info);
+    domain = nullptr;
+    fabric = nullptr;
+    info = nullptr;
+  }
+};
+
+// Inserts b's name into a's AV; returns the fi_addr.
+fi_addr_t connect_to(Ep& a, Ep& b) {
+  char name[64];
+  size_t len = sizeof name;
+  EXPECT_EQ(fi_getname(&b.ep->fid, name, &len), 0);
+  fi_addr_t addr = FI_ADDR_NOTAVAIL;
+  EXPECT_EQ(fi_av_insert(a.av, name, 1, &addr, 0, nullptr), 1);
+  return addr;
+}
+
+// Waits for n completions on cq (reads drive progress).
+void drain(fid_cq* cq, int n) {
+  fi_cq_msg_entry e[8];
+  for (int spins = 0; n > 0 && spins < 2'000'000; ++spins) {
+    ssize_t r = fi_cq_read(cq, e, 8);
+    if (r > 0) n -= static_cast<int>(r);
+  }
+  EXPECT_EQ(n, 0);
+}
+
+bool read_socket(const std::string& path, std::string& doc) {
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  std::strncpy(sa.sun_path, path.c_str(), sizeof sa.sun_path - 1);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+    close(fd);
+    return false;
+  }
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) doc.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return !doc.empty();
+}
+
+bool exists(const std::string& p) { return access(p.c_str(), F_OK) == 0; }
+
+class StatsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    unsetenv("FI_UDP_STATS_SOCKET");
+    setenv("FI_UDP_TRANSPORT_LINGER_MS", "0", 1);
+  }
+  void TearDown() override { unsetenv("FI_UDP_STATS_SOCKET"); }
+};
+
+TEST_F(StatsTest, SnapshotSocketAndJson) {
+  Fab f;
+  f.open();
+  ASSERT_EQ(stats::socket_path(), "");
+  Ep a, b;
+  f.open_ep(a);
+  f.open_ep(b);
+  const std::string path = stats::socket_path();
+  ASSERT_NE(path, "");
+  EXPECT_TRUE(exists(path));
+  EXPECT_NE(path.find(std::to_string(getpid()) + ".sock"), std::string::npos);
+
+  fi_addr_t to_b = connect_to(a, b);
+  connect_to(b, a);
+  char rbuf[3000] = {}, sbuf[3000] = {};
+  ASSERT_EQ(fi_recv(b.ep, rbuf, sizeof rbuf, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+  ASSERT_EQ(fi_send(a.ep, sbuf, sizeof sbuf, nullptr, to_b, nullptr), 0);
+  drain(a.cq, 1);
+  drain(b.cq, 1);
+
+  std::vector<stats::DomainSnapshot> snap = stats::snapshot_all();
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_EQ(snap[0].provider, "udp");
+  ASSERT_EQ(snap[0].endpoints.size(), 2u);
+  const stats::EndpointSnapshot& sa = snap[0].endpoints[0];
+  EXPECT_EQ(sa.id, 1);
+  EXPECT_TRUE(sa.reliable);
+  EXPECT_GT(sa.engine.tx_pkts, 0u);
+  EXPECT_GE(sa.engine.tx_bytes, sizeof sbuf);
+  ASSERT_EQ(sa.peers.size(), 1u);
+  EXPECT_EQ(sa.peers[0].user, to_b);
+  EXPECT_GE(sa.peers[0].tx_bytes, sizeof sbuf);
+  EXPECT_GE(snap[0].io_count, 2u);
+  EXPECT_STREQ(snap[0].io[0].name, "rx_datagrams");
+
+  std::string doc, err;
+  ASSERT_TRUE(read_socket(path, doc));
+  Json j;
+  ASSERT_TRUE(parse_json(doc, j, err)) << err << "\n" << doc;
+  EXPECT_EQ(j.get("version")->u64(), 1u);
+  EXPECT_EQ(j.get("pid")->u64(), static_cast<uint64_t>(getpid()));
+  const Json& d = j.get("domains")->items.at(0);
+  EXPECT_EQ(d.get("provider")->text, "udp");
+  EXPECT_GT(d.get("io")->get("tx_datagrams")->u64(), 0u);
+  const Json& e = d.get("endpoints")->items.at(0);
+  EXPECT_EQ(e.get("type")->text, "rdm");
+  EXPECT_EQ(e.get("name")->text.rfind("fi_udp://127.0.0.1:", 0), 0u) << e.get("name")->text;
+  EXPECT_GE(e.get("stats")->get("tx_bytes")->u64(), sizeof sbuf);
+  EXPECT_EQ(e.get("stats")->keys.size(), sizeof(pollfab::transport::EngineStats) / sizeof(uint64_t));  // every EngineStats field
+  const Json& p = e.get("peers")->items.at(0);
+  EXPECT_EQ(p.get("fi_addr")->u64(), to_b);
+  EXPECT_FALSE(p.get("dead")->boolean);
+  EXPECT_GT(p.get("srtt_ns")->u64(), 0u);
+  EXPECT_EQ(p.get("addr")->text.rfind("fi_udp://127.0.0.1:", 0), 0u);
+
+  Fab::close_ep(a);
+  Fab::close_ep(b);
+  EXPECT_EQ(stats::socket_path(), path);  // until the domain closes
+  f.close();
+  EXPECT_EQ(stats::socket_path(), "");
+  EXPECT_FALSE(exists(path));
+}
+
+TEST_F(StatsTest, DisabledByConfig) {
+  setenv("FI_UDP_STATS_SOCKET", "false", 1);
+  Fab f;
+  f.open();
+  Ep a;
+  f.open_ep(a);
+  EXPECT_EQ(stats::socket_path(), "");
+  EXPECT_TRUE(stats::snapshot_all().empty());
+  Fab::close_ep(a);
+  f.close();
+}
+
+// Endpoints open and close while another thread reads the socket and takes snapshots.
+TEST_F(StatsTest, EndpointsCloseDuringReads) {
+  Fab f;
+  f.open();
+  Ep keep;
+  f.open_ep(keep);
+  const std::string path = stats::socket_path();
+  ASSERT_NE(path, "");
+  std::atomic<bool> stop{false};
+  std::atomic<int> reads{0};
+  std::thread reader([&] {
+    while (!stop.load()) {
+      std::string doc, err;
+      Json j;
+      if (read_socket(path, doc) && parse_json(doc, j, err)) reads.fetch_add(1);
+      stats::snapshot_all();
+    }
+  });
+  for (int i = 0; i < 200; ++i) {
+    Ep e;
+    f.open_ep(e);
+    connect_to(e, keep);
+    Fab::close_ep(e);
+  }
+  stop.store(true);
+  reader.join();
+  EXPECT_GT(reads.load(), 0);
+  Fab::close_ep(keep);
+  f.close();
+  EXPECT_FALSE(exists(path));
+}
+
+// A process that exits without closing anything removes its socket (exit hook).
+TEST_F(StatsTest, SocketRemovedAtExit) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(fds[0]);
+    Fab f;
+    f.open();
+    Ep a;
+    f.open_ep(a);
+    std::string p = stats::socket_path();
+    ssize_t w = write(fds[1], p.c_str(), p.size());
+    (void)w;
+    close(fds[1]);
+    exit(p.empty() ? 1 : 0);  // nothing closed
+  }
+  close(fds[1]);
+  char buf[256] = {};
+  ssize_t n = read(fds[0], buf, sizeof buf - 1);
+  close(fds[0]);
+  int st = 0;
+  ASSERT_EQ(waitpid(child, &st, 0), child);
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
+  ASSERT_GT(n, 0);
+  EXPECT_NE(std::string(buf).find(std::to_string(child) + ".sock"), std::string::npos) << buf;
+  EXPECT_FALSE(exists(buf));
+}
+
+TEST(StatsFormat, CountersAndAddresses) {
+  pollfab::transport::EngineStats s;
+  s.tx_pkts = 3;
+  s.credit_stalls = 7;
+  stats::Counter c[stats::kMaxCounters];
+  size_t n = stats::engine_counters(s, c);
+  EXPECT_EQ(n, sizeof(pollfab::transport::EngineStats) / sizeof(uint64_t));
+  std::string t = stats::format_counters(c, n);
+  EXPECT_EQ(t.rfind("tx_pkts=3 tx_bytes=0 ", 0), 0u) << t;
+  EXPECT_NE(t.find(" credit_stalls=7"), std::string::npos) << t;
+  pollfab::providers::Name udp;
+  udp.kind = pollfab::providers::NameKind::Udp;
+  udp.ipv4 = 0x7f000001;
+  udp.udp_port = 4000;
+  udp.ep_id = 2;
+  EXPECT_EQ(stats::address_str(udp), "fi_udp://127.0.0.1:4000/2");
+  pollfab::providers::Name dpdk = udp;
+  dpdk.kind = pollfab::providers::NameKind::Dpdk;
+  dpdk.mac[5] = 0x0a;
+  EXPECT_EQ(stats::address_str(dpdk), "fi_dpdk://00:00:00:00:00:0a/127.0.0.1:4000/2");
+}
+
+TEST(Json, Parse) {
+  Json j;
+  std::string err;
+  ASSERT_TRUE(parse_json(R"( {"a":[1,-2.5e3,true,null],"b":"x\"\\\n\u00e9","c":18446744073709551615,"d":{}} )", j, err)) << err;
+  EXPECT_EQ(j.get("a")->items.size(), 4u);
+  EXPECT_EQ(j.get("a")->items[0].u64(), 1u);
+  EXPECT_EQ(j.get("a")->items[1].u64(7), 7u);  // not an unsigned integer
+  EXPECT_TRUE(j.get("a")->items[2].boolean);
+  EXPECT_TRUE(j.get("a")->items[3].is_null());
+  EXPECT_EQ(j.get("b")->text, "x\"\\\n\xc3\xa9");
+  EXPECT_EQ(j.get("c")->u64(), 18446744073709551615ull);
+  EXPECT_EQ(j.get("d")->kind, Json::Kind::Object);
+  EXPECT_EQ(j.get("e"), nullptr);
+  for (const char* bad : {"", "{", "[1,]", "{\"a\" 1}", "tru", "\"abc", "1 2", "{\"a\":1,}"})
+    EXPECT_FALSE(parse_json(bad, j, err)) << bad;
+}
+
+}  // namespace
