@@ -939,8 +939,10 @@ TEST(PropFindings, DISABLED_DeadPeerRevivedByItsFirstPacket) {
   }
   ASSERT_EQ(t.b->stats().peers_dead, 1u);  // b declared a dead at ~20 ms ...
   EXPECT_TRUE(t.b->peer_stats(t.b_to_a).dead) << "... and took it back";
-  for (const Completion& c : t.sink_a.comps)
-    if (c.flags & kCompSend)
+  for (const Completion& c : t.sink_a.comps) {
+    if (c.flags & kCompSend) {
       EXPECT_EQ(c.status, Status::TimedOut) << "a's send completed although b gave up on a";
+    }
+  }
   EXPECT_EQ(t.b->unexpected_in_use(), 0u) << "a message of the dead incarnation was accepted";
 }
