@@ -10,6 +10,7 @@ PKGS=(
   libhwloc-dev hwloc
   libtomlplusplus-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
+  clang-14 libclang-rt-14-dev
   iproute2 procps util-linux binutils
 )
 

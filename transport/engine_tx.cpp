@@ -393,15 +393,17 @@ void Engine::on_rto(Peer& p, uint64_t now) noexcept {
   }
   ++stats_.rto_events;
   ++p.rto_events;
-  // Resend the oldest unacknowledged packet (RFC 6298 5.4); once it is delivered, RACK finds
-  // the other lost ones. Our receivers never renege on SACKed packets (held packets stay
-  // until delivered), so the scoreboard stays valid.
+  // Resend the oldest unacknowledged packet (RFC 6298 5.4), even if it is SACKed: when every
+  // packet in flight is SACKed, only the cumulative ACK is missing (lost), and something must
+  // go out to bring it back. Once it is delivered, RACK finds the other lost ones. Our
+  // receivers never renege on SACKed packets (held packets stay until delivered), so the
+  // scoreboard stays valid.
+  Seq32 oldest = p.snd_una;
   for (Seq32 s = p.snd_una; s < p.snd_nxt; ++s) {
     TxSlot& t = p.txw[s.raw() & wmask_];
-    if (t.sacked || !t.msg) continue;
-    resend(p, s, now);
-    break;
+    if (!t.sacked && t.msg) { oldest = s; break; }
   }
+  if (p.txw[oldest.raw() & wmask_].msg) resend(p, oldest, now);
   cc_on_timeout(p, now);
   if (p.backoff < 16) ++p.backoff;
   p.rto_ns = std::min(p.rto_ns * 2, cfg_.rto_max_ns);

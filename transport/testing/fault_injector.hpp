@@ -34,16 +34,19 @@ class FaultInjector {
   bool enabled() const noexcept { return cfg_.any(); }
 
   // Decides what happens to the next packet.
-  Action next() noexcept {
+  Action next() noexcept { return next(cfg_); }
+  // Same, with the probabilities of `p` (its seed is ignored: decisions still come from this
+  // injector's generator, so a run with time-varying probabilities stays replayable).
+  Action next(const FaultConfig& p) noexcept {
     ++stats_.seen;
     double r = uni_(rng_);
-    if (r < cfg_.drop) { ++stats_.dropped; return Action::Drop; }
-    r -= cfg_.drop;
-    if (r < cfg_.dup) { ++stats_.duplicated; return Action::Duplicate; }
-    r -= cfg_.dup;
-    if (r < cfg_.reorder) { ++stats_.reordered; return Action::Reorder; }
-    r -= cfg_.reorder;
-    if (r < cfg_.corrupt) { ++stats_.corrupted; return Action::Corrupt; }
+    if (r < p.drop) { ++stats_.dropped; return Action::Drop; }
+    r -= p.drop;
+    if (r < p.dup) { ++stats_.duplicated; return Action::Duplicate; }
+    r -= p.dup;
+    if (r < p.reorder) { ++stats_.reordered; return Action::Reorder; }
+    r -= p.reorder;
+    if (r < p.corrupt) { ++stats_.corrupted; return Action::Corrupt; }
     return Action::Pass;
   }
   // How many later packets a reordered one waits for (1..4).

@@ -47,7 +47,33 @@ void MemLink::transmit(int from, PacketBuf& pkt) noexcept {
     at = busy_until_[from] + cfg_.latency_ns;
   }
   FaultInjector& f = fault_[from];
-  switch (f.next()) {
+  const FaultConfig* probs = &f.config();
+  const auto& schedule = from == 0 ? cfg_.schedule_ab : cfg_.schedule_ba;
+  if (!schedule.empty()) {
+    WindowStats& ws = wstats_[from];
+    bool blackout = false, overridden = false;
+    uint64_t extra = 0;
+    for (const FaultWindow& w : schedule) {
+      if (now < w.start_ns || now >= w.end_ns) continue;
+      blackout |= w.blackout;
+      extra += w.extra_delay_ns;
+      if (w.override_faults && !overridden) {
+        probs = &w.faults;
+        overridden = true;
+      }
+    }
+    if (blackout) {
+      ++ws.blackout_dropped;
+      put_buf(pkt);
+      return;
+    }
+    if (extra) {
+      ++ws.delayed;
+      at += extra;
+    }
+    if (overridden) ++ws.overridden;
+  }
+  switch (f.next(*probs)) {
     case FaultInjector::Action::Drop:
       put_buf(pkt);
       return;

@@ -4,6 +4,15 @@
 // corrupt) and a fixed one-way latency. Packets become receivable when the clock reaches their
 // delivery time. Buffers come from one fixed pool shared by both sides (alloc returns fewer
 // when exhausted: back-pressure, as a NIC mempool would).
+//
+// Fault schedules: each direction may also carry a list of time windows (FaultWindow) that
+// change its behaviour for packets *sent* while the clock is inside [start_ns, end_ns):
+// a blackout loses every packet (drop bursts, a direction dead for a while), extra_delay_ns
+// adds latency (delay spikes; later packets may overtake), and `faults` replaces the
+// direction's static probabilities. Windows may overlap: blackout if any says so, extra
+// delays add up, the first overriding window's probabilities win. Every random decision still
+// comes from the direction's one FaultInjector (seeded by fault_ab/fault_ba.seed), so a run is
+// replayable from (config, packet sequence, clock).
 // Thread-safety: none (tests drive both sides from one thread).
 #pragma once
 #include <cstdint>
@@ -17,6 +26,23 @@
 
 namespace pollfab::transport::testing {
 
+// One time window of a direction's fault schedule (times are absolute clock times, ns).
+struct FaultWindow {
+  uint64_t start_ns = 0;         // inclusive
+  uint64_t end_ns = 0;           // exclusive
+  bool blackout = false;         // every packet sent in the window is lost
+  uint64_t extra_delay_ns = 0;   // added to the one-way latency of packets sent in the window
+  bool override_faults = false;  // use `faults` (probabilities only) instead of the static ones
+  FaultConfig faults;
+};
+
+// What the schedule did to one direction's packets.
+struct WindowStats {
+  uint64_t blackout_dropped = 0;  // lost to a blackout window
+  uint64_t delayed = 0;           // given extra latency by a window
+  uint64_t overridden = 0;        // decided with a window's probabilities
+};
+
 struct MemLinkConfig {
   uint32_t max_packet_bytes = 1472;  // pollfab header + payload per packet (1500 - IPv4 - UDP)
   uint32_t pool_buffers = 16384;
@@ -29,6 +55,8 @@ struct MemLinkConfig {
   uint64_t queue_limit_ns = 0;
   FaultConfig fault_ab;              // faults on a -> b
   FaultConfig fault_ba;              // faults on b -> a
+  std::vector<FaultWindow> schedule_ab;  // time-varying faults on a -> b (empty: none)
+  std::vector<FaultWindow> schedule_ba;  // time-varying faults on b -> a
 };
 
 class MemLink;
@@ -61,6 +89,8 @@ class MemLink {
   size_t in_flight() const noexcept { return q_[0].size() + q_[1].size(); }
   uint32_t buffers_in_use() const noexcept { return pool_total_ - uint32_t(free_.size()); }
   const FaultStats& fault_stats(int dir) const noexcept { return fault_[dir].stats(); }
+  // dir 0: a -> b, 1: b -> a.
+  const WindowStats& window_stats(int dir) const noexcept { return wstats_[dir]; }
 
  private:
   friend class MemIo;
@@ -83,6 +113,7 @@ class MemLink {
   uint32_t pool_total_ = 0;
   Queue q_[2];  // q_[i]: packets travelling towards side i
   FaultInjector fault_[2];  // fault_[0]: a->b, fault_[1]: b->a
+  WindowStats wstats_[2];
   uint64_t seq_ = 0;
   uint64_t busy_until_[2] = {0, 0};  // per direction (from side): serialiser free at
   uint64_t queue_drops_ = 0;
