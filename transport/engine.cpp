@@ -53,11 +53,8 @@ PeerId Engine::create_peer(const PeerAddr& addr) {
   auto p = std::make_unique<Peer>();
   p->addr = addr;
   io_.resolve(addr.host, p->route);
-  p->rto_ns = cfg_.rto_initial_ns;
   p->heard_ns = clock_.now_ns();
-  p->snd_edge = Seq32(cfg_.window_pkts);  // until the receiver says otherwise: one window
-  p->cwnd = cfg_.window_pkts;             // datacenter start: the full window (as Swift, eRPC)
-  p->good_rounds = 1;
+  restart_protocol(*p);
   if (cfg_.reliable) {
     p->txw = std::make_unique<TxSlot[]>(cfg_.window_pkts);
     p->held = std::make_unique<PacketBuf[]>(cfg_.window_pkts);
@@ -66,6 +63,26 @@ PeerId Engine::create_peer(const PeerAddr& addr) {
   peers_.push_back(std::move(p));
   peer_index_.emplace(addr, id);
   return id;
+}
+
+void Engine::restart_protocol(Peer& p) noexcept {
+  p.snd_una = p.snd_nxt = p.rcv_nxt = Seq32(0);
+  p.rto_deadline_ns = 0;
+  p.rto_ns = cfg_.rto_initial_ns;
+  p.rtt_valid = false;
+  p.backoff = 0;
+  p.snd_edge = Seq32(cfg_.window_pkts);  // until the receiver says otherwise: one window
+  p.high_sacked = Seq32(0);
+  p.persist_probe = p.credit_stalled = false;
+  p.rack_xmit_ns = p.loss_deadline_ns = 0;
+  p.min_rtt_ns = 0;
+  p.cwnd = cfg_.window_pkts;             // datacenter start: the full window (as Swift, eRPC)
+  p.ssthresh = 0;
+  p.round_start_ns = p.round_min_ns = 0;
+  p.good_rounds = 1;
+  p.data_rx_ns = 0;
+  p.ack_pending = 0;
+  p.ack_now = false;
 }
 
 PeerId Engine::peer(const PeerAddr& addr) {

@@ -206,6 +206,8 @@ class Engine {
 
   Peer& P(PeerId id) noexcept { return *peers_[id]; }
   PeerId create_peer(const PeerAddr& addr);
+  // Sequence, timer, flow and congestion state of a new (or restarted) peer.
+  void restart_protocol(Peer& p) noexcept;
 
   // tx side (engine_tx.cpp)
   Status send_dgram(const SendOp& op, uint64_t len) noexcept;

@@ -345,6 +345,10 @@ void Engine::detect_loss(Peer& p, uint64_t now) noexcept {
   const uint64_t rtt = p.rtt_valid ? p.srtt_ns : cfg_.rto_initial_ns;
   const uint64_t reo = std::max<uint64_t>(rtt / 4, 2'000);
   const uint64_t pto = 2 * rtt + reo + cfg_.ack_delay_ns;
+  // When the next probe of slot t is due: pto after its last send, doubling per resend.
+  auto probe_due = [pto](const TxSlot& t) {
+    return t.sent_ns + (pto << std::min<uint32_t>(t.tx_count - 1, 6));
+  };
   uint32_t above = 0;
   Seq32 top = p.high_sacked > p.snd_una ? p.high_sacked : p.snd_una;
   for (Seq32 s = top; s >= p.snd_una; s = s - 1) {
@@ -359,7 +363,7 @@ void Engine::detect_loss(Peer& p, uint64_t now) noexcept {
     } else if (t.sent_ns < p.rack_xmit_ns) {
       due = t.sent_ns + rtt + reo;
     }
-    if (s == p.snd_una) due = std::min(due, t.sent_ns + (pto << std::min<uint32_t>(t.tx_count - 1, 6)));
+    if (s == p.snd_una) due = std::min(due, probe_due(t));
     if (!lost && due != UINT64_MAX) {
       if (now >= due) {
         lost = true;
@@ -373,7 +377,7 @@ void Engine::detect_loss(Peer& p, uint64_t now) noexcept {
         p.loss_deadline_ns = now;  // no buffer or queue space: try again at the next progress
         break;
       }
-      if (s == p.snd_una && !p.loss_deadline_ns) p.loss_deadline_ns = now + (pto << std::min<uint32_t>(t.tx_count - 1, 6));
+      if (s == p.snd_una && !p.loss_deadline_ns) p.loss_deadline_ns = probe_due(t);
     }
     if (s == p.snd_una) break;
   }
@@ -521,39 +525,8 @@ void Engine::reset_peer(Peer& p, PeerId pid, Status st) noexcept {
     }
   }
   p.held_count = 0;
-  p.snd_una = p.snd_nxt = p.rcv_nxt = Seq32(0);
-  p.rto_deadline_ns = 0;
-  p.rto_ns = cfg_.rto_initial_ns;
-  p.rtt_valid = false;
-  p.backoff = 0;
-  p.snd_edge = Seq32(cfg_.window_pkts);
-  p.high_sacked = Seq32(0);
-  p.persist_probe = p.credit_stalled = false;
-  p.rack_xmit_ns = p.loss_deadline_ns = 0;
-  p.min_rtt_ns = 0;
-  p.cwnd = cfg_.window_pkts;
-  p.ssthresh = 0;
-  p.round_start_ns = p.round_min_ns = 0;
-  p.good_rounds = 1;
-  p.data_rx_ns = 0;
-  p.ack_pending = 0;
-  p.ack_now = false;
-  if (p.cur_recv) {
-    RecvEntry* r = p.cur_recv;
-    p.cur_recv = nullptr;
-    finish_recv(r, pid, p.cur_msg_len, p.cur_flags, p.cur_tag,
-                p.cur_data, st);
-  }
-  if (p.cur_unex) {
-    UnexEntry* u = p.cur_unex;
-    p.cur_unex = nullptr;
-    if (u->claimed) {
-      RecvEntry* r = u->claimed;
-      u->claimed = nullptr;
-      finish_recv(r, u->peer, u->msg_len, u->flags, u->tag, u->cq_data, st);
-    }
-    free_unexpected(u);
-  }
+  restart_protocol(p);
+  fail_current(p, pid, st);
 }
 
 void Engine::check_liveness(Peer& p, PeerId pid, uint64_t now) noexcept {

@@ -12,7 +12,6 @@ const char* to_string(DecodeError e) noexcept {
     case DecodeError::BadFlags: return "bad_flags";
     case DecodeError::BadLength: return "bad_length";
     case DecodeError::BadSegment: return "bad_segment";
-    case DecodeError::BadChecksum: return "bad_checksum";
     case DecodeError::Count: break;
   }
   return "unknown";

@@ -135,7 +135,7 @@ inline bool verify(uint8_t* p, size_t len) noexcept {
 }
 
 enum class DecodeError : uint8_t {
-  None = 0, Short, BadMagic, BadVersion, BadType, BadFlags, BadLength, BadSegment, BadChecksum,
+  None = 0, Short, BadMagic, BadVersion, BadType, BadFlags, BadLength, BadSegment,
   Count
 };
 
