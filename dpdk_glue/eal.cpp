@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <sstream>
 
+#include "dpdk_glue/memif.hpp"
 #include "dpdk_glue/netns.hpp"
 #include "lib/util/log.hpp"
 
@@ -152,6 +153,7 @@ EalResult eal_acquire(const config::Config& cfg) {
                        ns.error() + "; is the testbed up (pollfab testbed up)?"};
       return g_failure;
     }
+    remove_stale_memif_sockets(cfg.dpdk.vdevs);  // a killed server's socket file blocks the probe
     ret = rte_eal_init(static_cast<int>(g_argv.size() - 1), g_argv.data());
   }
   if (ret < 0) {

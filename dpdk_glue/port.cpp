@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 
+#include "dpdk_glue/memif.hpp"
 #include "dpdk_glue/netns.hpp"
 #include "dpdk_glue/sigio.hpp"
 #include "lib/util/log.hpp"
@@ -133,13 +134,27 @@ std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Conf
     return nullptr;
   }
   if (!s.started) {
-    int r = rte_eth_dev_start(s.id);
+    std::string name, role, sock;
+    bool abstract = true;
+    const bool memif_client =
+        cfg.dpdk.link_wait_ms &&
+        parse_memif_vdev(vdev_for(cfg.dpdk.vdevs, dev_name), name, role, sock, abstract) &&
+        role == "client";
+    int r = memif_client ? start_memif_client(s.id, cfg.dpdk.link_wait_ms, 500)
+                         : rte_eth_dev_start(s.id);
     if (r < 0) {
       st = util::Status::IoError;
       err = "rte_eth_dev_start(" + dev_name + "): " + rte_strerror(-r);
+      if (memif_client)
+        err += " for " + std::to_string(cfg.dpdk.link_wait_ms) +
+               " ms (dpdk.link_wait_ms); is the memif server (role=server) running?";
       return nullptr;
     }
     s.started = true;
+    if (r == 1)
+      PF_LOG("dpdk", Warn, Domain,
+             "{}: memif link still down after {} ms (dpdk.link_wait_ms); packets are dropped "
+             "until the server accepts", dev_name, cfg.dpdk.link_wait_ms);
     separate_tap_kernel_mac(s.id, s.mac);
     confine_tap_sigio();
   }

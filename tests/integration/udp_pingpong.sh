@@ -18,11 +18,11 @@ cleanup() {
 trap cleanup EXIT
 ip netns add "$ns"
 ip -n "$ns" link set lo up
-timeout 300 ip netns exec "$ns" "$P" run -- fi_pingpong -p udp -e "$ep" -S "$sizes" -I "$iters" -c > "$logs/server" 2>&1 &
+timeout "${PF_TIMEOUT:-300}" ip netns exec "$ns" "$P" run -- fi_pingpong -p udp -e "$ep" -S "$sizes" -I "$iters" -c > "$logs/server" 2>&1 &
 server_pid=$!
 sleep 0.5
 set +e
-timeout 300 ip netns exec "$ns" "$P" run -- fi_pingpong -p udp -e "$ep" -S "$sizes" -I "$iters" -c 127.0.0.1 > "$logs/client" 2>&1
+timeout "${PF_TIMEOUT:-300}" ip netns exec "$ns" "$P" run -- fi_pingpong -p udp -e "$ep" -S "$sizes" -I "$iters" -c 127.0.0.1 > "$logs/client" 2>&1
 client_rc=$?
 wait "$server_pid"; server_rc=$?
 set -e

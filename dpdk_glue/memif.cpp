@@ -1,0 +1,111 @@
+#include "dpdk_glue/memif.hpp"
+
+#include <errno.h>
+#include <rte_ethdev.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "lib/util/log.hpp"
+
+namespace pollfab::dpdk_glue {
+namespace {
+
+uint64_t mono_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000 + uint64_t(ts.tv_nsec) / 1000000;
+}
+
+// True if `path` is a unix socket nobody accepts on.
+bool stale_socket(const std::string& path) {
+  struct stat st{};
+  if (lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
+  sockaddr_un sa{};
+  if (path.size() >= sizeof sa.sun_path) return false;
+  sa.sun_family = AF_UNIX;
+  std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  int r = connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+  int e = errno;
+  close(fd);
+  return r != 0 && e == ECONNREFUSED;
+}
+
+}  // namespace
+
+bool parse_memif_vdev(const std::string& vdev, std::string& name, std::string& role,
+                      std::string& socket, bool& abstract) {
+  name = vdev.substr(0, vdev.find(','));
+  if (name.rfind("net_memif", 0) != 0) return false;
+  role = "client";
+  socket.clear();
+  abstract = true;  // DPDK's default (socket-abstract=yes)
+  size_t pos = name.size();
+  while (pos < vdev.size()) {
+    size_t next = vdev.find(',', pos + 1);
+    std::string kv = vdev.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) {
+      std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+      if (k == "role") role = v;
+      else if (k == "socket") socket = v;
+      else if (k == "socket-abstract") abstract = v != "no";
+    }
+    pos = next == std::string::npos ? vdev.size() : next;
+  }
+  return true;
+}
+
+std::vector<std::string> remove_stale_memif_sockets(const std::vector<std::string>& vdevs) {
+  std::vector<std::string> removed;
+  for (const auto& v : vdevs) {
+    std::string name, role, socket;
+    bool abstract = true;
+    if (!parse_memif_vdev(v, name, role, socket, abstract)) continue;
+    if (role != "server" || abstract || socket.empty()) continue;
+    if (!stale_socket(socket)) continue;
+    if (unlink(socket.c_str()) == 0) {
+      PF_LOG("dpdk", Info, Fabric, "{}: removed stale memif socket {} (nothing listened on it)",
+             name, socket);
+      removed.push_back(socket);
+    }
+  }
+  return removed;
+}
+
+std::string vdev_for(const std::vector<std::string>& vdevs, const std::string& dev_name) {
+  for (const auto& v : vdevs)
+    if (v.substr(0, v.find(',')) == dev_name) return v;
+  return {};
+}
+
+int start_memif_client(uint16_t port, uint32_t timeout_ms, uint32_t retry_ms) {
+  const uint64_t start = mono_ms();
+  uint64_t last_start = start;
+  int r = rte_eth_dev_start(port);  // fails (EPERM) while the server's socket does not exist
+  for (;;) {
+    if (r == 0) {
+      rte_eth_link link{};
+      if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_status == RTE_ETH_LINK_UP)
+        return 0;
+    }
+    uint64_t now = mono_ms();
+    if (now - start >= timeout_ms) return r == 0 ? 1 : r;
+    if (now - last_start >= retry_ms) {
+      PF_LOG("dpdk", Info, Domain, "port {}: memif {} after {} ms; reconnecting", port,
+             r == 0 ? "link still down" : "server not found", now - start);
+      if (r == 0) rte_eth_dev_stop(port);
+      r = rte_eth_dev_start(port);
+      last_start = mono_ms();
+    }
+    usleep(1000);
+  }
+}
+
+}  // namespace pollfab::dpdk_glue

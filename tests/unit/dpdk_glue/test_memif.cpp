@@ -1,0 +1,84 @@
+// net_memif helpers (dpdk_glue/memif.hpp): vdev parsing and stale socket removal. No EAL needed.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "dpdk_glue/memif.hpp"
+
+using namespace pollfab::dpdk_glue;
+
+TEST(MemifVdev, ParsesRoleSocketAndAbstract) {
+  std::string name, role, sock;
+  bool abstract = false;
+  ASSERT_TRUE(parse_memif_vdev("net_memif0,role=server,id=0,socket-abstract=no,socket=/run/x.sock",
+                               name, role, sock, abstract));
+  EXPECT_EQ(name, "net_memif0");
+  EXPECT_EQ(role, "server");
+  EXPECT_EQ(sock, "/run/x.sock");
+  EXPECT_FALSE(abstract);
+  ASSERT_TRUE(parse_memif_vdev("net_memif3", name, role, sock, abstract));
+  EXPECT_EQ(name, "net_memif3");
+  EXPECT_EQ(role, "client");  // DPDK's default
+  EXPECT_TRUE(sock.empty());
+  EXPECT_TRUE(abstract);
+  EXPECT_FALSE(parse_memif_vdev("net_tap0,iface=pftap0", name, role, sock, abstract));
+  EXPECT_EQ(vdev_for({"net_tap0,iface=a", "net_memif1,role=client"}, "net_memif1"),
+            "net_memif1,role=client");
+  EXPECT_EQ(vdev_for({"net_tap0,iface=a"}, "net_memif1"), "");
+}
+
+namespace {
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char t[] = "/tmp/pollfab-memif-XXXXXX";
+    path = mkdtemp(t);
+  }
+  ~TempDir() { std::system(("rm -rf " + path).c_str()); }
+};
+
+int bind_unix(const std::string& path, bool listen_too) {
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  std::strcpy(sa.sun_path, path.c_str());
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  if (listen_too) EXPECT_EQ(listen(fd, 1), 0);
+  return fd;
+}
+
+bool exists(const std::string& p) {
+  struct stat st{};
+  return lstat(p.c_str(), &st) == 0;
+}
+}  // namespace
+
+TEST(MemifSocket, RemovesOnlyStaleServerSockets) {
+  TempDir d;
+  const std::string stale = d.path + "/stale.sock", live = d.path + "/live.sock",
+                    client = d.path + "/client.sock", plain = d.path + "/plain";
+  close(bind_unix(stale, false));  // a killed server's leftover: nobody listens
+  int live_fd = bind_unix(live, true);
+  close(bind_unix(client, false));
+  { FILE* f = fopen(plain.c_str(), "w"); fclose(f); }
+  auto removed = remove_stale_memif_sockets({
+      "net_memif0,role=server,socket-abstract=no,socket=" + stale,
+      "net_memif1,role=server,socket-abstract=no,socket=" + live,
+      "net_memif2,role=client,socket-abstract=no,socket=" + client,  // clients never remove
+      "net_memif3,role=server,socket-abstract=no,socket=" + plain,   // not a socket
+      "net_memif4,role=server,socket=" + d.path + "/abstract",      // abstract namespace
+  });
+  ASSERT_EQ(removed.size(), 1u);
+  EXPECT_EQ(removed[0], stale);
+  EXPECT_FALSE(exists(stale));
+  EXPECT_TRUE(exists(live));
+  EXPECT_TRUE(exists(client));
+  EXPECT_TRUE(exists(plain));
+  close(live_fd);
+}
