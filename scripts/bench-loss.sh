@@ -6,7 +6,10 @@
 #      flight) between testbed hosts a and b over net_memif (or --link tap), with
 #      FI_DPDK_FAULT_DROP on both sides (data and ACKs are dropped).
 # at 0, 0.1, 1, 5 and 10% drop. Prints absolute goodput (MB/s = 10^6 B/s) and the ratio to the
-# lossless run; each dpdk point is the median of --runs runs (default 3). The last line is
+# lossless run. The dpdk part makes --runs repetitions (default 3) of every drop rate; goodput is
+# the median over them, the ratio the median over repetitions of run/lossless run, counting only
+# pairs made under the same host placement of the two vCPUs (pollfab-bench-xcore, see below).
+# The last line is
 #   loss=1% goodput_ratio=R
 # with R for the dpdk provider. Run as root. Options: --link tap|memif, --runs N, --iters N.
 set -euo pipefail
@@ -40,16 +43,30 @@ echo
 echo "== transport over the in-memory link (virtual time) =="
 build/apps/pollfab-bench-loss --size 1048576 --msgs 64 --drop 0,0.001,0.01,0.05,0.10
 
+# Host placement of the two vCPUs: cache-line round trip between CPUs 0 and 1 (ns). The testbed
+# pair runs pinned one process per CPU, and net_memif moves every payload byte between them, so
+# its goodput follows this number (about 3x between ~50 ns and ~330 ns on the CI VM, and the host
+# flips it between runs). Each run is probed before and after; ratios compare only runs of one
+# repetition made under the same placement ("near" below $near_ns, "far" above, "mixed" if the
+# two probes disagree: excluded).
+near_ns=${BENCH_XCORE_NEAR_NS:-150}
+xcore() { build/apps/pollfab-bench-xcore --cpus 0,1 --ms 100 | sed -n 's/^xcore_rtt_ns=//p'; }
+placement() {
+  awk -v a="$1" -v b="$2" -v t="$near_ns" 'BEGIN {
+    if (a == "" || b == "") print "n/a"; else if (a < t && b < t) print "near";
+    else if (a >= t && b >= t) print "far"; else print "mixed" }'
+}
+
 # One streaming run at drop probability $1; prints stream MB/s or n/a.
 dpdk_run() {
   local drop=$1
   export FI_DPDK_FAULT_DROP=$drop FI_DPDK_FAULT_SEED=$RANDOM
-  timeout 120 "$P" testbed exec a -- "$P" pingpong -p dpdk -S 1m -I "$iters" --bw --json \
-    --timeout-ms 5000 > "$out/server" 2>&1 &
+  timeout 120 "$P" testbed exec a -- taskset -c 0 "$P" pingpong -p dpdk -S 1m -I "$iters" --bw \
+    --json --timeout-ms 5000 > "$out/server" 2>&1 &
   bg=$!
   sleep 0.5
-  if timeout 120 "$P" testbed exec b -- "$P" pingpong -p dpdk -S 1m -I "$iters" --bw --json \
-       "$("$P" testbed addr a)" > "$out/client" 2>&1; then
+  if timeout 120 "$P" testbed exec b -- taskset -c 1 "$P" pingpong -p dpdk -S 1m -I "$iters" \
+       --bw --json "$("$P" testbed addr a)" > "$out/client" 2>&1; then
     wait "$bg" 2>/dev/null || true
     bg=""
     sed -n 's/.*"stream_mb_per_sec": \([0-9.]*\).*/\1/p' "$out/client" | tail -1
@@ -60,29 +77,54 @@ dpdk_run() {
   fi
   unset FI_DPDK_FAULT_DROP FI_DPDK_FAULT_SEED
 }
-median() { tr ' ' '\n' | grep -v '^$' | grep -v n/a | sort -g | awk '{v[NR]=$1} END {if (NR==0) print "n/a"; else print v[int((NR+1)/2)]}'; }
 
+drops="0 0.001 0.01 0.05 0.10"
 echo
-echo "== dpdk provider, testbed over net_$link: pollfab pingpong --bw -S 1m, median of $runs runs =="
+echo "== dpdk provider, testbed over net_$link: pollfab pingpong --bw -S 1m, $runs repetitions =="
+echo "   (processes pinned to CPUs 0 and 1; placement = vCPU cache-line round trip, see above)"
 "$P" testbed down >/dev/null 2>&1 || true
 "$P" testbed up --link "$link" >/dev/null
-printf '%7s %14s %7s   %s\n' "drop%" "goodput MB/s" "ratio" "runs"
-base=""; r1=""
-for d in 0 0.001 0.01 0.05 0.10; do
-  vals=""
-  for _ in $(seq "$runs"); do
+# A repetition runs every drop rate once, back to back: runs compared within one are minutes
+# closer than runs of one drop rate repeated. Lines in $out/runs: rep drop MB/s placement.
+for rep in $(seq "$runs"); do
+  for d in $drops; do
+    x0=$(xcore)
     v=$(dpdk_run "$d")
-    # net_memif sometimes fails to connect when a pair starts right after the previous one
-    # exited (the first packet never arrives); give the link a moment and try once more.
-    if [ "$v" = n/a ]; then sleep 2; v=$(dpdk_run "$d"); fi
-    vals="$vals $v"
+    # A failed start (the link never came up) is retried once after a moment.
+    if [ "$v" = n/a ]; then sleep 2; x0=$(xcore); v=$(dpdk_run "$d"); fi
+    x1=$(xcore)
+    echo "$rep $d $v $(placement "$x0" "$x1") $x0 $x1" >> "$out/runs"
     sleep 1
   done
-  m=$(echo "$vals" | median)
-  [ -z "$base" ] && base=$m
-  ratio=$(awk -v m="$m" -v b="$base" 'BEGIN { if (m=="n/a" || b=="n/a" || b==0) print "n/a"; else printf "%.3f", m/b }')
-  if [ "$d" = "0.01" ]; then r1=$ratio; fi
-  printf '%7s %14s %7s  %s\n' "$(awk -v d="$d" 'BEGIN{printf "%.1f", d*100}')" "$m" "$ratio" "$vals"
 done
+printf '%7s %14s %7s %6s   %s\n' "drop%" "goodput MB/s" "ratio" "pairs" "runs: MB/s(placement)"
+r1=n/a
+for d in $drops; do
+  # goodput: median over all runs; ratio: median over repetitions of run(d)/run(0) where both
+  # runs had the same (non-mixed) placement.
+  row=$(awk -v d="$d" '
+    function median(a, n,   i, j, t) {
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+      return n ? a[int((n + 1) / 2)] : "n/a"
+    }
+    { v[$1, $2] = $3; p[$1, $2] = $4; if ($1 > reps) reps = $1 }
+    END {
+      n = 0; m = 0; runs = ""
+      for (r = 1; r <= reps; r++) {
+        if (!((r, d) in v)) continue
+        runs = runs " " v[r, d] "(" p[r, d] ")"
+        if (v[r, d] != "n/a") g[++n] = v[r, d]
+        b = v[r, 0]; if (!((r, 0) in v)) b = "n/a"
+        if (v[r, d] != "n/a" && b != "n/a" && b > 0 && p[r, d] == p[r, 0] && p[r, d] != "mixed")
+          q[++m] = v[r, d] / b
+      }
+      med = median(g, n); rq = median(q, m)
+      printf "%s|%s|%s|%s", med, (rq == "n/a" ? "n/a" : sprintf("%.3f", rq)), m "/" reps, runs
+    }' "$out/runs")
+  IFS='|' read -r med ratio pairs list <<< "$row"
+  [ "$d" = "0.01" ] && r1=$ratio
+  printf '%7s %14s %7s %6s  %s\n' "$(awk -v d="$d" 'BEGIN{printf "%.1f", d*100}')" "$med" "$ratio" "$pairs" "$list"
+done
+if [ -s "$out/failures" ]; then echo; echo "failed runs (client output):"; tail -n 20 "$out/failures"; fi
 echo
 echo "loss=1% goodput_ratio=$r1"
