@@ -219,6 +219,9 @@ class Engine {
   void on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t ext_len) noexcept;
   void on_rto(Peer& p, uint64_t now) noexcept;
   void detect_loss(Peer& p, uint64_t now) noexcept;
+  uint64_t probe_timeout(const Peer& p) const noexcept;  // PTO: 2 srtt + reo + ack delay, ns
+  static uint64_t next_probe_ns(const TxSlot& t, uint64_t pto) noexcept;
+  void arm_probe(Peer& p) noexcept;  // probe timer for snd_una if nothing else is armed
   bool resend(Peer& p, Seq32 psn, uint64_t now) noexcept;
   void cc_on_ack(Peer& p, uint32_t acked, uint64_t delay_ns, bool sample, uint64_t now) noexcept;
   void cc_on_timeout(Peer& p, uint64_t now) noexcept;
