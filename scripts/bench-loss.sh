@@ -6,15 +6,16 @@
 #      flight) between testbed hosts a and b over net_memif (or --link tap), with
 #      FI_DPDK_FAULT_DROP on both sides (data and ACKs are dropped).
 # at 0, 0.1, 1, 5 and 10% drop. Prints absolute goodput (MB/s = 10^6 B/s) and the ratio to the
-# lossless run. The dpdk part makes --runs repetitions (default 3) of every drop rate; goodput is
-# the median over them, the ratio the median over repetitions of run/lossless run, counting only
-# pairs made under the same host placement of the two vCPUs (pollfab-bench-xcore, see below).
+# lossless run. The dpdk part makes --runs repetitions (default 5) of every drop rate; goodput is
+# the median over them; ratios compare runs made under the same host placement of the two vCPUs
+# (pollfab-bench-xcore, see below): median at this drop rate / median lossless, per placement.
+# The 1% line uses the "near" placement when it has runs at both rates, else "far".
 # The last line is
 #   loss=1% goodput_ratio=R
 # with R for the dpdk provider. Run as root. Options: --link tap|memif, --runs N, --iters N.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-link=memif; runs=3; iters=300
+link=memif; runs=5; iters=300
 while [ $# -gt 0 ]; do
   case $1 in
     --link) link=$2; shift 2 ;;
@@ -46,9 +47,9 @@ build/apps/pollfab-bench-loss --size 1048576 --msgs 64 --drop 0,0.001,0.01,0.05,
 # Host placement of the two vCPUs: cache-line round trip between CPUs 0 and 1 (ns). The testbed
 # pair runs pinned one process per CPU, and net_memif moves every payload byte between them, so
 # its goodput follows this number (about 3x between ~50 ns and ~330 ns on the CI VM, and the host
-# flips it between runs). Each run is probed before and after; ratios compare only runs of one
-# repetition made under the same placement ("near" below $near_ns, "far" above, "mixed" if the
-# two probes disagree: excluded).
+# flips it between runs). Each run is probed before and after; ratios compare only runs made
+# under the same placement ("near" below $near_ns, "far" above, "mixed" if the two probes
+# disagree: excluded).
 near_ns=${BENCH_XCORE_NEAR_NS:-150}
 xcore() { build/apps/pollfab-bench-xcore --cpus 0,1 --ms 100 | sed -n 's/^xcore_rtt_ns=//p'; }
 placement() {
@@ -84,8 +85,8 @@ echo "== dpdk provider, testbed over net_$link: pollfab pingpong --bw -S 1m, $ru
 echo "   (processes pinned to CPUs 0 and 1; placement = vCPU cache-line round trip, see above)"
 "$P" testbed down >/dev/null 2>&1 || true
 "$P" testbed up --link "$link" >/dev/null
-# A repetition runs every drop rate once, back to back: runs compared within one are minutes
-# closer than runs of one drop rate repeated. Lines in $out/runs: rep drop MB/s placement.
+# A repetition runs every drop rate once, back to back, so each rate gets runs spread over the
+# whole benchmark. Lines in $out/runs: rep drop MB/s placement probe-before probe-after.
 for rep in $(seq "$runs"); do
   for d in $drops; do
     x0=$(xcore)
@@ -97,34 +98,43 @@ for rep in $(seq "$runs"); do
     sleep 1
   done
 done
-printf '%7s %14s %7s %6s   %s\n' "drop%" "goodput MB/s" "ratio" "pairs" "runs: MB/s(placement)"
+printf '%7s %14s %11s %11s   %s\n' "drop%" "goodput MB/s" "ratio(near)" "ratio(far)" "runs: MB/s(placement)"
 r1=n/a
 for d in $drops; do
-  # goodput: median over all runs; ratio: median over repetitions of run(d)/run(0) where both
-  # runs had the same (non-mixed) placement.
+  # goodput: median over all runs. ratio(P): median of this drop rate's runs under placement P
+  # over the median of the lossless runs under P ("mixed" runs count in no ratio).
   row=$(awk -v d="$d" '
     function median(a, n,   i, j, t) {
       for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
       return n ? a[int((n + 1) / 2)] : "n/a"
     }
+    function class_median(dr, c,   r, n, a) {
+      n = 0
+      for (r = 1; r <= reps; r++)
+        if (((r, dr) in v) && v[r, dr] != "n/a" && p[r, dr] == c) a[++n] = v[r, dr]
+      return median(a, n)
+    }
+    function ratio(c,   x, b) {
+      x = class_median(d, c); b = class_median("0", c)
+      return (x == "n/a" || b == "n/a" || b == 0) ? "n/a" : sprintf("%.3f", x / b)
+    }
     { v[$1, $2] = $3; p[$1, $2] = $4; if ($1 > reps) reps = $1 }
     END {
-      n = 0; m = 0; runs = ""
+      n = 0; runs = ""
       for (r = 1; r <= reps; r++) {
         if (!((r, d) in v)) continue
         runs = runs " " v[r, d] "(" p[r, d] ")"
         if (v[r, d] != "n/a") g[++n] = v[r, d]
-        b = v[r, 0]; if (!((r, 0) in v)) b = "n/a"
-        if (v[r, d] != "n/a" && b != "n/a" && b > 0 && p[r, d] == p[r, 0] && p[r, d] != "mixed")
-          q[++m] = v[r, d] / b
       }
-      med = median(g, n); rq = median(q, m)
-      printf "%s|%s|%s|%s", med, (rq == "n/a" ? "n/a" : sprintf("%.3f", rq)), m "/" reps, runs
+      printf "%s|%s|%s|%s", median(g, n), ratio("near"), ratio("far"), runs
     }' "$out/runs")
-  IFS='|' read -r med ratio pairs list <<< "$row"
-  [ "$d" = "0.01" ] && r1=$ratio
-  printf '%7s %14s %7s %6s  %s\n' "$(awk -v d="$d" 'BEGIN{printf "%.1f", d*100}')" "$med" "$ratio" "$pairs" "$list"
+  IFS='|' read -r med rnear rfar list <<< "$row"
+  if [ "$d" = "0.01" ]; then
+    if [ "$rnear" != n/a ]; then r1=$rnear; r1p=near; else r1=$rfar; r1p=far; fi
+  fi
+  printf '%7s %14s %11s %11s  %s\n' "$(awk -v d="$d" 'BEGIN{printf "%.1f", d*100}')" "$med" "$rnear" "$rfar" "$list"
 done
 if [ -s "$out/failures" ]; then echo; echo "failed runs (client output):"; tail -n 20 "$out/failures"; fi
 echo
+echo "1% drop ratio from runs under the ${r1p:-n/a} placement"
 echo "loss=1% goodput_ratio=$r1"
