@@ -37,6 +37,13 @@ Status Engine::recv(const RecvOp& op) noexcept {
     }
     return Status::Ok;
   }
+  // A receive only a dead peer could satisfy fails at once (what it sent before dying was
+  // matched above), as sends to it do: fi_endpoint(3) leaves it to the provider; waiting
+  // forever for a peer we gave up on is the one wrong answer.
+  if (op.peer != kAnyPeer && P(op.peer).dead) {
+    finish_recv(r, op.peer, 0, cls ? wire::kTagged : 0, op.tag, 0, Status::TimedOut);
+    return Status::Ok;
+  }
   posted_[cls].push_back(r);
   return Status::Ok;
 }

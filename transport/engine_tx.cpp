@@ -354,7 +354,11 @@ uint64_t Engine::next_probe_ns(const TxSlot& t, uint64_t pto) noexcept {
 
 void Engine::arm_probe(Peer& p) noexcept {
   if (!p.inflight() || p.loss_deadline_ns) return;
-  p.loss_deadline_ns = next_probe_ns(p.txw[p.snd_una.raw() & wmask_], probe_timeout(p));
+  // As in detect_loss: a SACKed oldest packet is not probed (it arrived; the receiver holds it
+  // because it cannot deliver it yet). Only its cumulative ACK is missing: the RTO's business.
+  const TxSlot& t = p.txw[p.snd_una.raw() & wmask_];
+  if (!t.msg || t.sacked) return;
+  p.loss_deadline_ns = next_probe_ns(t, probe_timeout(p));
 }
 
 void Engine::detect_loss(Peer& p, uint64_t now) noexcept {

@@ -97,7 +97,7 @@ class RdmCase {
     // Let liveness resolve what is left half-way (a message half received from a peer that
     // gave up): two more timeouts of idle time.
     const uint64_t until = t_.clock.now_ns() + 2 * p_.peer_timeout_ns;
-    if (!drive([&] { return t_.clock.now_ns() >= until && settled(); }, 600'000ull * kMs))
+    if (!drive([&] { return t_.clock.now_ns() >= until && settled(); }, 600'000ull * kMs, until))
       RC_FAIL("stalled\n" + describe());
     canceling_ = true;
     for (int d = 0; d < 2; ++d) {
@@ -384,9 +384,11 @@ class RdmCase {
   }
 
   // Steps both engines until done() holds. When nothing moves, jumps the clock to the next
-  // event (packet delivery, engine timer, scheduled post). False on stall or time limit.
-  bool drive(const std::function<bool()>& done, uint64_t max_sim_ns) {
+  // event (packet delivery, engine timer, scheduled post, or wake_ns: a time done() waits for).
+  // False on stall or time limit.
+  bool drive(const std::function<bool()>& done, uint64_t max_sim_ns, uint64_t wake_ns = UINT64_MAX) {
     const uint64_t limit = t_.clock.now_ns() + max_sim_ns;
+    uint64_t busy_idle = 0;
     for (uint64_t steps = 0; steps < 20'000'000; ++steps) {
       post_due();
       consume_completions();
@@ -396,13 +398,25 @@ class RdmCase {
         if (done()) return true;
         uint64_t next = std::min({t_.link.next_delivery_ns(), t_.a->next_deadline_ns(),
                                   t_.b->next_deadline_ns(), next_post_ns()});
-        // Liveness checks (probes, peer timeout) run in progress() but are not reported by
-        // next_deadline_ns(): when failure detection is on, idle time passes in slices.
-        const uint64_t timeout = t_.a->config().peer_timeout_ns;
-        if (timeout && (next == UINT64_MAX || next > t_.clock.now_ns() + timeout / 8))
-          next = t_.clock.now_ns() + timeout / 8;
+        if (wake_ns > t_.clock.now_ns()) next = std::min(next, wake_ns);
+        // next_deadline_ns() includes the liveness deadlines (probe, peer timeout): time jumps
+        // straight to the next event, so a missing deadline shows up as a stuck case.
         if (next == UINT64_MAX) return false;  // nothing will ever happen again
         if (next > limit) return false;
+        // A deadline that is due but makes nothing happen would creep the clock 1 ns a step.
+        if (next <= t_.clock.now_ns()) {
+          if (++busy_idle > 10'000) {
+            busy_idle_note_ = "busy-idle: a deadline stays due (a " +
+                              std::to_string(t_.a->next_deadline_ns()) + " b " +
+                              std::to_string(t_.b->next_deadline_ns()) + " link " +
+                              std::to_string(t_.link.next_delivery_ns()) + " post " +
+                              std::to_string(next_post_ns()) + " wake " + std::to_string(wake_ns) +
+                              " now " + std::to_string(t_.clock.now_ns()) + ") but nothing happens\n";
+            return false;
+          }
+        } else {
+          busy_idle = 0;
+        }
         t_.clock.set(std::max(next, t_.clock.now_ns() + 1));
       }
     }
@@ -411,6 +425,7 @@ class RdmCase {
 
   std::string describe() const {
     std::ostringstream os;
+    os << busy_idle_note_;
     os << "fault_seed=" << p_.seed << " t=" << t_.clock.now_ns() - ManualClock().now_ns()
        << "ns in_flight=" << t_.link.in_flight() << "\n";
     for (int d = 0; d < 2; ++d) {
@@ -447,6 +462,7 @@ class RdmCase {
 
   Params p_;
   Pair t_;
+  std::string busy_idle_note_;
   Dir dir_[2];
   static inline void* const kWarmUpCtx = reinterpret_cast<void*>(uintptr_t(0xfee1));
   uint8_t warm_buf_[4][8] = {};

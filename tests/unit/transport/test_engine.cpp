@@ -344,6 +344,46 @@ TEST(Engine, DeadPeerFailsPendingWorkThenFailsFast) {
   ASSERT_EQ(t.a->send(make_send(t.a_to_b, out, 6, out)), Status::Ok);
   ASSERT_EQ(t.sink_a.comps.size(), 3u);
   EXPECT_EQ(t.sink_a.comps[2].status, Status::TimedOut);
+  // So do receives directed at the dead peer (an undirected one may still meet a new peer).
+  RecvOp directed = make_recv(in, sizeof in, in);
+  directed.peer = t.a_to_b;
+  ASSERT_EQ(t.a->recv(directed), Status::Ok);
+  ASSERT_EQ(t.sink_a.comps.size(), 4u);
+  EXPECT_EQ(t.sink_a.comps[3].status, Status::TimedOut);
+  EXPECT_TRUE(t.sink_a.comps[3].cq_entry);
+  EXPECT_EQ(t.a->recvs_in_use(), 0u);
+}
+
+// next_deadline_ns() covers liveness: a driver that sleeps until it (rather than polling) still
+// probes a silent peer and declares a dead one dead on time.
+TEST(Engine, NextDeadlineCoversLiveness) {
+  EngineConfig ca;
+  ca.peer_timeout_ns = 40'000'000;
+  ca.rto_max_ns = 200'000'000;  // retransmissions alone would not wake it in time
+  Pair t({}, ca);
+  char in[8], out[8] = "x";
+  t.b.reset();
+  ASSERT_EQ(t.a->send(make_send(t.a_to_b, out, 2, out)), Status::Ok);
+  PacketBuf bufs[32];
+  for (int i = 0; i < 100 && t.sink_a.comps.empty(); ++i) {
+    while (uint16_t n = t.link.b().rx_burst(bufs, 32)) t.link.b().free(bufs, n);
+    uint64_t d = t.a->next_deadline_ns();
+    ASSERT_NE(d, UINT64_MAX);
+    ASSERT_LE(d, t.clock.now_ns() + ca.peer_timeout_ns);
+    if (d > t.clock.now_ns()) t.clock.advance(d - t.clock.now_ns());
+    t.a->progress();
+  }
+  ASSERT_EQ(t.sink_a.comps.size(), 1u);
+  EXPECT_EQ(t.sink_a.comps[0].status, Status::TimedOut);
+  // A posted receive and nobody to wait on: the deadline is the probe, a quarter timeout on.
+  EngineConfig cc;
+  cc.peer_timeout_ns = 40'000'000;
+  Pair u({}, cc);
+  ASSERT_EQ(u.a->send(make_send(u.a_to_b, out, 2)), Status::Ok);
+  ASSERT_TRUE(u.run_until([&] { return !u.a->busy(); }));
+  ASSERT_EQ(u.a->recv(make_recv(in, 8)), Status::Ok);
+  u.a->progress();
+  EXPECT_LE(u.a->next_deadline_ns(), u.clock.now_ns() + cc.peer_timeout_ns / 4);
 }
 
 TEST(Engine, ReceiverProbesASilentPeer) {
