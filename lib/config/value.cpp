@@ -421,6 +421,18 @@ std::vector<CrossError> cross_check(const Config& c) {
   le(idx("transport", "rto_min_us"), t.rto_min_us, idx("transport", "rto_max_us"), t.rto_max_us);
   le(idx("transport", "ack_coalesce_pkts"), t.ack_coalesce_pkts, idx("transport", "window_pkts"),
      t.window_pkts);
+  // Senders never probe: between two backed-off retransmissions (up to rto_max apart) a live
+  // peer is silent, so a shorter peer timeout would declare it dead.
+  if (uint64_t(t.peer_timeout_ms) * 1000 < 2 * uint64_t(t.rto_max_us)) {
+    size_t a = idx("transport", "peer_timeout_ms"), b = idx("transport", "rto_max_us");
+    errs.push_back({a, b,
+                    fmt::format("must be at least twice '{}' ({} us), got {} ms: a live peer is "
+                                "silent between two backed-off retransmissions",
+                                name(b), t.rto_max_us, t.peer_timeout_ms),
+                    fmt::format("must be at most half '{}' ({} ms), got {} us: a live peer is "
+                                "silent between two backed-off retransmissions",
+                                name(a), t.peer_timeout_ms, t.rto_max_us)});
+  }
 
   size_t vdevs = idx("dpdk", "vdevs");
   if (!c.dpdk.mac.empty() && c.dpdk.vdevs.size() > 1) {

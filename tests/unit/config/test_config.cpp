@@ -158,7 +158,7 @@ TEST_F(ConfigTest, IntFieldsHoldTheirWholeRange) {
       std::string text = b >= 9.2e18 ? "9223372036854775807" : std::to_string(int64_t(b));
       if (std::strcmp(k.key, "rto_min_us") == 0 || std::strcmp(k.key, "rto_max_us") == 0 ||
           std::strcmp(k.key, "rto_initial_us") == 0 || std::strcmp(k.key, "window_pkts") == 0 ||
-          std::strcmp(k.key, "ack_coalesce_pkts") == 0)
+          std::strcmp(k.key, "ack_coalesce_pkts") == 0 || std::strcmp(k.key, "peer_timeout_ms") == 0)
         continue;  // related keys; covered by CrossChecks
       setenv(var.c_str(), text.c_str(), 1);
       LoadResult r = load(prov);
@@ -324,6 +324,12 @@ TEST_F(ConfigTest, CrossChecksBlameTheKeySetLast) {
   EXPECT_HAS(error_of("[transport]\nack_coalesce_pkts = 64\nwindow_pkts = 32\n"), "key 'transport.ack_coalesce_pkts': must not exceed "
                         "'transport.window_pkts' (32), got 64 ('transport.window_pkts' set by " +
                         p + ":3:15)");
+  EXPECT_HAS(error_of("[transport]\npeer_timeout_ms = 150\n"),
+             "key 'transport.peer_timeout_ms': must be at least twice 'transport.rto_max_us' "
+             "(100000 us), got 150 ms");
+  EXPECT_HAS(error_of("[transport]\nrto_max_us = 6000000\n"),
+             "key 'transport.rto_max_us': must be at most half 'transport.peer_timeout_ms' "
+             "(10000 ms), got 6000000 us");
   EXPECT_HAS(error_of("[dpdk]\nmac = \"02:00:00:00:00:01\"\n"
                        "vdevs = [\"net_tap0\", \"net_tap1\"]\n"), "key 'dpdk.mac': a fixed MAC (02:00:00:00:00:01) would be given to all "
                         "2 vdevs");
