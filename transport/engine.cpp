@@ -17,6 +17,7 @@ Engine::Engine(const EngineConfig& cfg, PacketIo& io, Clock& clock, CompletionSi
   }
   uint32_t maxpkt = io_.max_packet_bytes();
   seg_bytes_ = maxpkt > wire::kHeaderBytes ? maxpkt - uint32_t(wire::kHeaderBytes) : 0;
+  zc_min_ = cfg_.reliable ? io_.zero_copy_min_bytes() : UINT32_MAX;
   if (!cfg_.reliable) cfg_.max_msg_size = std::min<uint64_t>(cfg_.max_msg_size, seg_bytes_);
   cfg_.max_msg_size = std::min<uint64_t>(cfg_.max_msg_size, 0xffffffffull);
   cfg_.inject_size = std::min<uint32_t>(cfg_.inject_size, uint32_t(cfg_.max_msg_size));
@@ -46,6 +47,11 @@ Engine::~Engine() {
     while (UnexEntry* u = l.front()) free_unexpected(u);
   if (txq_len_) io_.free(txq_, txq_len_);
   if (alloc_cache_len_) io_.free(alloc_cache_, alloc_cache_len_);
+  // Pins of unfinished zero-copy sends: the I/O layer recycles them when its references go.
+  for (SendMsg* m = pinned_head_; m; m = m->next) io_.pin_close(m->pin);
+  for (auto& pp : peers_)
+    for (SendMsg* m = pp->sq_head; m; m = m->next)
+      if (m->pin != kNoPin) io_.pin_close(m->pin);
 }
 
 PeerId Engine::create_peer(const PeerAddr& addr) {
@@ -144,6 +150,7 @@ void Engine::note_ack_pending(Peer& p) noexcept {
 }
 
 void Engine::progress() noexcept {
+  if (pinned_head_) release_pinned();
   if (cfg_.reliable) {
     uint64_t now = clock_.now_ns();
     const bool credit_update = credit_update_;
@@ -202,7 +209,7 @@ void Engine::ack_all_now() noexcept {
 }
 
 bool Engine::busy() const noexcept {
-  if (txq_len_) return true;
+  if (txq_len_ || pinned_head_) return true;
   for (auto& pp : peers_)
     if (pp->sq_head || pp->ack_pending) return true;
   return false;

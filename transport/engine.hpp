@@ -110,6 +110,7 @@ struct EngineStats {
   uint64_t credit_probes = 0;   // segments sent past a closed receive window (persist probes)
   uint64_t cc_decreases = 0;    // congestion window decreases (delay above target, timeouts)
   uint64_t rack_retx_events = 0;// retransmissions decided by time (a later packet arrived)
+  uint64_t zc_tx_pkts = 0;      // data packets whose payload was attached, not copied (zero copy)
 };
 
 // Per-peer counters and protocol state, a snapshot (Engine::peer_stats).
@@ -228,7 +229,11 @@ class Engine {
   uint16_t credits_for(const Peer& p) const noexcept;
   uint16_t build_sack(Peer& p, uint64_t& sack, uint8_t* ext) noexcept;
   void seal(PacketBuf& pkt) noexcept;
+  // The send's completion, once the I/O layer holds no reference to its memory (zero copy):
+  // until then it waits on the pinned list (release_pinned, from progress).
   void complete_send(SendMsg* m, Status st) noexcept;
+  void finish_send(SendMsg* m, Status st) noexcept;
+  void release_pinned() noexcept;
   void reset_peer(Peer& p, PeerId pid, Status st) noexcept;
   void check_liveness(Peer& p, PeerId pid, uint64_t now) noexcept;
   void declare_dead(Peer& p, PeerId pid) noexcept;
@@ -264,6 +269,9 @@ class Engine {
   uint64_t last_rx_ns_ = 0;
 
   util::ObjectPool<SendMsg> send_pool_;
+  SendMsg* pinned_head_ = nullptr;  // done sends waiting for the I/O layer to unpin their memory
+  SendMsg* pinned_tail_ = nullptr;
+  uint32_t zc_min_ = UINT32_MAX;    // io_.zero_copy_min_bytes()
   std::unique_ptr<uint8_t[]> inject_arena_;
   util::ObjectPool<RecvEntry> recv_pool_;
   util::IntrusiveList<RecvEntry> posted_[2];    // [0] untagged, [1] tagged

@@ -15,7 +15,9 @@ struct Engine::SendMsg {
   Seq32 last_psn;            // PSN of the final segment, valid once segmented
   bool segmented = false;
   uint8_t* inject = nullptr; // this slot's inject buffer (inject_size bytes)
-  SendMsg* next = nullptr;   // peer FIFO
+  SendMsg* next = nullptr;   // peer FIFO; then the pinned list
+  PinId pin = kNoPin;        // zero copy: segments attached from op.iov under this pin
+  Status status = Status::Ok;  // the result, while the completion waits for the pin
 };
 
 // A posted receive.
@@ -127,6 +129,16 @@ inline void copy_from_iov(const iovec* iov, uint32_t cnt, uint64_t off, uint8_t*
     std::memcpy(dst, static_cast<const uint8_t*>(iov[i].iov_base) + off, n);
     dst += n; len -= n; off = 0;
   }
+}
+
+// The address of bytes [off, off + len) of the iov list if they lie in one entry, else null.
+inline const uint8_t* contiguous_in_iov(const iovec* iov, uint32_t cnt, uint64_t off,
+                                        uint64_t len) noexcept {
+  for (uint32_t i = 0; i < cnt; ++i) {
+    if (off >= iov[i].iov_len) { off -= iov[i].iov_len; continue; }
+    return off + len <= iov[i].iov_len ? static_cast<const uint8_t*>(iov[i].iov_base) + off : nullptr;
+  }
+  return nullptr;
 }
 
 inline uint64_t iov_bytes(const iovec* iov, uint32_t cnt) noexcept {

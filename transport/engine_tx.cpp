@@ -25,12 +25,16 @@ Status Engine::send(const SendOp& op) noexcept {
   m->next_offset = 0;
   m->segmented = false;
   m->next = nullptr;
+  m->pin = kNoPin;
   if (op.flags & kOpInject) {
     copy_from_iov(op.iov, op.iov_count, 0, m->inject, len);
     m->op.iov[0] = {m->inject, static_cast<size_t>(len)};
     m->op.iov_count = 1;
   }
   Peer& p = P(op.peer);
+  // Zero copy: segments are attached from the application's memory (pinned until the message
+  // is acknowledged and the I/O layer has let go of it); injects are already copied.
+  if (!(op.flags & kOpInject) && len >= zc_min_ && !p.dead) m->pin = io_.pin_open();
   if (p.dead) {  // fail fast: the completion reports the failure (FI_ETIMEDOUT)
     complete_send(m, Status::TimedOut);
     return Status::Ok;
@@ -123,7 +127,9 @@ void Engine::pump(Peer& p) noexcept {
 }
 
 void Engine::seal(PacketBuf& pkt) noexcept {
-  if (cfg_.checksum) wire::seal(pkt.data, pkt.len);
+  if (!cfg_.checksum) return;
+  if (pkt.ext_len) wire::seal(pkt.data, pkt.len - pkt.ext_len, pkt.ext, pkt.ext_len);
+  else wire::seal(pkt.data, pkt.len);
 }
 
 bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32 psn,
@@ -147,8 +153,16 @@ bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32
   h.cq_data = m.op.cq_data;
   fill_ack(p, h, nullptr);
   wire::encode(h, pkt.data);
-  copy_from_iov(m.op.iov, m.op.iov_count, off, pkt.data + wire::kHeaderBytes, len);
-  pkt.len = static_cast<uint32_t>(wire::kHeaderBytes + len);
+  pkt.len = wire::kHeaderBytes;
+  const uint8_t* src = m.pin != kNoPin && len >= zc_min_
+                           ? contiguous_in_iov(m.op.iov, m.op.iov_count, off, len)
+                           : nullptr;
+  if (src && io_.attach(pkt, src, len, m.pin)) {
+    ++stats_.zc_tx_pkts;
+  } else {  // copy (also when the I/O layer is out of references)
+    copy_from_iov(m.op.iov, m.op.iov_count, off, pkt.data + wire::kHeaderBytes, len);
+    pkt.len = static_cast<uint32_t>(wire::kHeaderBytes + len);
+  }
   pkt.route = &p.route;
   seal(pkt);
   if (!enqueue_tx(pkt)) {
@@ -497,6 +511,38 @@ void Engine::cc_on_timeout(Peer& p, uint64_t now) noexcept {
 }
 
 void Engine::complete_send(SendMsg* m, Status st) noexcept {
+  if (m->pin != kNoPin) {
+    if (io_.pinned(m->pin)) {  // a packet still references the application's memory
+      m->status = st;
+      m->next = nullptr;
+      if (pinned_tail_) pinned_tail_->next = m; else pinned_head_ = m;
+      pinned_tail_ = m;
+      return;
+    }
+    io_.pin_close(m->pin);
+    m->pin = kNoPin;
+  }
+  finish_send(m, st);
+}
+
+void Engine::release_pinned() noexcept {
+  SendMsg** link = &pinned_head_;
+  SendMsg* prev = nullptr;
+  while (SendMsg* m = *link) {
+    if (io_.pinned(m->pin)) {
+      prev = m;
+      link = &m->next;
+      continue;
+    }
+    *link = m->next;
+    if (pinned_tail_ == m) pinned_tail_ = prev;
+    io_.pin_close(m->pin);
+    m->pin = kNoPin;
+    finish_send(m, m->status);
+  }
+}
+
+void Engine::finish_send(SendMsg* m, Status st) noexcept {
   Completion c;
   c.context = m->op.context;
   c.flags = kCompSend | ((m->op.flags & kOpTagged) ? kCompTagged : 0);

@@ -45,13 +45,23 @@ struct Route {
   alignas(8) uint8_t bytes[64] = {};
 };
 
+// Zero-copy pins (PacketIo::pin_open): 0 = none.
+using PinId = uint32_t;
+constexpr PinId kNoPin = 0;
+
 struct PacketBuf {
   uint8_t* data = nullptr;      // pollfab header starts here
-  uint32_t len = 0;             // valid bytes from data (tx: set by the transport)
+  uint32_t len = 0;             // valid bytes of the packet (tx: set by the transport), including
+                                // ext_len attached bytes
   uint32_t cap = 0;             // writable bytes from data (tx)
   void* handle = nullptr;       // I/O layer's buffer (mbuf, pool slot)
   const Route* route = nullptr; // tx: destination
   HostAddr src;                 // rx: sender's host address
+  // tx, zero copy: the last ext_len bytes of the packet are not at data + len - ext_len but in
+  // caller memory at ext (PacketIo::attach). rx buffers are always contiguous (ext_len 0).
+  const uint8_t* ext = nullptr;
+  uint32_t ext_len = 0;
+  PinId pin = kNoPin;           // the pin ext was attached under
 };
 
 class PacketIo {
@@ -68,6 +78,30 @@ class PacketIo {
   virtual void free(PacketBuf* pkts, uint16_t n) noexcept = 0;
   // Fills the route used to send to `host` (e.g. the Ethernet/IPv4/UDP header template).
   virtual void resolve(const HostAddr& host, Route& route) noexcept = 0;
+
+  // Zero copy (optional; the defaults say "not supported"). A message's payload can be sent
+  // from the application's memory instead of being copied into packet buffers: the transport
+  // opens a pin per message, attaches payload memory to packets under it, and hands the memory
+  // back to the application (its send completion) only when the message is acknowledged AND
+  // pinned() is false: the I/O layer has dropped every reference (the device has read it, the
+  // packet was sent or dropped). DPDK: external-buffer mbufs chained after the header mbuf.
+  //
+  // Segments of at least this many payload bytes go zero copy; UINT32_MAX = never.
+  virtual uint32_t zero_copy_min_bytes() const noexcept { return UINT32_MAX; }
+  // A new pin (no references yet); kNoPin if none is free (the caller copies).
+  virtual PinId pin_open() noexcept { return kNoPin; }
+  // Appends len bytes of caller memory at data to pkt (whose first pkt.len bytes are written):
+  // on success sets pkt.ext/ext_len/pin, adds len to pkt.len and holds a reference on pin
+  // until the packet is sent and released or freed. False: out of resources, nothing changed.
+  virtual bool attach(PacketBuf& pkt, const uint8_t* data, uint32_t len, PinId pin) noexcept {
+    (void)pkt, (void)data, (void)len, (void)pin;
+    return false;
+  }
+  // True while the I/O layer holds a reference to memory attached under pin.
+  virtual bool pinned(PinId pin) const noexcept { (void)pin; return false; }
+  // The transport is done with pin; the I/O layer recycles it once its references are gone
+  // (so closing a still-pinned pin is safe: late releases touch only I/O-layer memory).
+  virtual void pin_close(PinId pin) noexcept { (void)pin; }
 };
 
 }  // namespace pollfab::transport

@@ -124,6 +124,14 @@ inline void seal(uint8_t* p, size_t len) noexcept {
   util::store_be32(p + kChecksumOffset, c ? c : 0xffffffffu);
 }
 
+// seal() for a packet whose last ext_len bytes are elsewhere (zero copy): the CRC runs over the
+// head_len contiguous bytes at p, then over ext.
+inline void seal(uint8_t* p, size_t head_len, const uint8_t* ext, size_t ext_len) noexcept {
+  util::store_be32(p + kChecksumOffset, 0);
+  uint32_t c = util::crc32c(ext, ext_len, util::crc32c(p, head_len));
+  util::store_be32(p + kChecksumOffset, c ? c : 0xffffffffu);
+}
+
 // Verifies the checksum of the len-byte packet at p (len >= kHeaderBytes). Returns true if the
 // checksum field is 0 (none) or matches. Clears the field (the buffer is the receiver's).
 inline bool verify(uint8_t* p, size_t len) noexcept {

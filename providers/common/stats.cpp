@@ -64,6 +64,7 @@ constexpr EngineField kEngineFields[] = {
     {"credit_probes", &EngineStats::credit_probes},
     {"cc_decreases", &EngineStats::cc_decreases},
     {"rack_retx_events", &EngineStats::rack_retx_events},
+    {"zc_tx_pkts", &EngineStats::zc_tx_pkts},
 };
 // A counter added to EngineStats must be added above too (it would be missing from the socket
 // and the close-time log otherwise).

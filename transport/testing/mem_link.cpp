@@ -28,7 +28,24 @@ bool MemLink::get_buf(PacketBuf& out) noexcept {
   return true;
 }
 
-void MemLink::put_buf(const PacketBuf& p) noexcept { free_.push_back(static_cast<uint8_t*>(p.handle)); }
+void MemLink::put_buf(const PacketBuf& p) noexcept {
+  if (p.ext_len) unref(p.pin);
+  free_.push_back(static_cast<uint8_t*>(p.handle));
+}
+
+void MemLink::unref(PinId pin) noexcept {
+  Pin& x = pins_[pin];
+  if (--x.refs == 0 && !x.open) free_pins_.push_back(pin);
+}
+
+void MemLink::materialise(PacketBuf& pkt) noexcept {
+  if (!pkt.ext_len) return;
+  std::memcpy(pkt.data + (pkt.len - pkt.ext_len), pkt.ext, pkt.ext_len);
+  unref(pkt.pin);
+  pkt.ext = nullptr;
+  pkt.ext_len = 0;
+  pkt.pin = kNoPin;
+}
 
 void MemLink::transmit(int from, PacketBuf& pkt) noexcept {
   const int to = 1 - from;
@@ -79,10 +96,14 @@ void MemLink::transmit(int from, PacketBuf& pkt) noexcept {
       return;
     case FaultInjector::Action::Duplicate: {
       PacketBuf copy;
-      if (get_buf(copy)) {
-        std::memcpy(copy.data, pkt.data, pkt.len);
+      if (get_buf(copy)) {  // a second reference to attached memory, like a cloned mbuf
+        std::memcpy(copy.data, pkt.data, pkt.len - pkt.ext_len);
         copy.len = pkt.len;
         copy.src = pkt.src;
+        copy.ext = pkt.ext;
+        copy.ext_len = pkt.ext_len;
+        copy.pin = pkt.pin;
+        if (copy.ext_len) ++pins_[copy.pin].refs;
         q_[to].push({at + 1, seq_++, copy});
       }
       break;
@@ -91,12 +112,33 @@ void MemLink::transmit(int from, PacketBuf& pkt) noexcept {
       at += cfg_.reorder_delay_ns * f.reorder_distance();
       break;
     case FaultInjector::Action::Corrupt:
-      if (pkt.len) pkt.data[f.corrupt_index(pkt.len)] ^= f.corrupt_mask();
+      if (pkt.len) {
+        uint32_t i = f.corrupt_index(pkt.len);
+        uint8_t mask = f.corrupt_mask();
+        if (i < pkt.len - pkt.ext_len) {
+          pkt.data[i] ^= mask;
+        } else {  // in attached memory (not ours to write): flipped at delivery
+          q_[to].push({at, seq_++, pkt, i, mask});
+          return;
+        }
+      }
       break;
     case FaultInjector::Action::Pass:
       break;
   }
   q_[to].push({at, seq_++, pkt});
+}
+
+bool MemLink::references(const void* p, size_t n) const noexcept {
+  const auto* lo = static_cast<const uint8_t*>(p);
+  for (const Queue& q : q_) {
+    Queue copy = q;  // priority_queue has no iteration; tests only
+    for (; !copy.empty(); copy.pop()) {
+      const PacketBuf& b = copy.top().pkt;
+      if (b.ext_len && b.ext < lo + n && lo < b.ext + b.ext_len) return true;
+    }
+  }
+  return false;
 }
 
 uint64_t MemLink::next_delivery_ns() const noexcept {
@@ -132,10 +174,52 @@ uint16_t MemIo::rx_burst(PacketBuf* out, uint16_t n) noexcept {
   uint64_t now = link_.clock_.now_ns();
   uint16_t i = 0;
   while (i < n && !q.empty() && q.top().at <= now) {
-    out[i++] = q.top().pkt;
+    const MemLink::InFlight& f = q.top();
+    out[i] = f.pkt;
+    link_.materialise(out[i]);
+    if (f.corrupt_at < out[i].len) out[i].data[f.corrupt_at] ^= f.corrupt_mask;
+    ++i;
     q.pop();
   }
   return i;
+}
+
+uint32_t MemIo::zero_copy_min_bytes() const noexcept { return link_.cfg_.zero_copy_min_bytes; }
+
+PinId MemIo::pin_open() noexcept {
+  auto& l = link_;
+  PinId id;
+  if (!l.free_pins_.empty()) {
+    id = l.free_pins_.back();
+    l.free_pins_.pop_back();
+  } else if (l.pins_.size() <= l.cfg_.max_pins) {
+    id = static_cast<PinId>(l.pins_.size());
+    l.pins_.emplace_back();
+  } else {
+    return kNoPin;
+  }
+  l.pins_[id] = {0, true};
+  return id;
+}
+
+bool MemIo::attach(PacketBuf& pkt, const uint8_t* data, uint32_t len, PinId pin) noexcept {
+  if (pin == kNoPin || pin >= link_.pins_.size() || !link_.pins_[pin].open) return false;
+  if (uint64_t(pkt.len) + len > link_.cfg_.max_packet_bytes) return false;
+  pkt.ext = data;
+  pkt.ext_len = len;
+  pkt.pin = pin;
+  pkt.len += len;
+  ++link_.pins_[pin].refs;
+  ++link_.attached_;
+  return true;
+}
+
+bool MemIo::pinned(PinId pin) const noexcept { return link_.pins_[pin].refs > 0; }
+
+void MemIo::pin_close(PinId pin) noexcept {
+  auto& x = link_.pins_[pin];
+  x.open = false;
+  if (x.refs == 0) link_.free_pins_.push_back(pin);
 }
 
 HostAddr MemIo::host() const noexcept {

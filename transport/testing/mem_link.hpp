@@ -57,6 +57,12 @@ struct MemLinkConfig {
   FaultConfig fault_ba;              // faults on b -> a
   std::vector<FaultWindow> schedule_ab;  // time-varying faults on a -> b (empty: none)
   std::vector<FaultWindow> schedule_ba;  // time-varying faults on b -> a
+  // Zero copy (PacketIo::attach): segments of at least this many payload bytes travel as a
+  // reference to the sender's memory, read only when the packet is delivered (as a NIC reads
+  // at DMA time, late), so a sender that reuses memory too early delivers the wrong bytes.
+  // UINT32_MAX = off (every payload is copied at send).
+  uint32_t zero_copy_min_bytes = UINT32_MAX;
+  uint32_t max_pins = 4096;
 };
 
 class MemLink;
@@ -69,6 +75,11 @@ class MemIo final : public PacketIo {
   uint16_t tx_burst(PacketBuf* pkts, uint16_t n) noexcept override;
   void free(PacketBuf* pkts, uint16_t n) noexcept override;
   void resolve(const HostAddr& host, Route& route) noexcept override;
+  uint32_t zero_copy_min_bytes() const noexcept override;
+  PinId pin_open() noexcept override;
+  bool attach(PacketBuf& pkt, const uint8_t* data, uint32_t len, PinId pin) noexcept override;
+  bool pinned(PinId pin) const noexcept override;
+  void pin_close(PinId pin) noexcept override;
   // Packets whose delivery time has come (ownership passes to the caller).
   uint16_t rx_burst(PacketBuf* out, uint16_t n) noexcept;
   HostAddr host() const noexcept;
@@ -98,6 +109,8 @@ class MemLink {
     uint64_t at;
     uint64_t seq;
     PacketBuf pkt;
+    uint32_t corrupt_at = UINT32_MAX;  // byte flipped at delivery (it may lie in attached memory)
+    uint8_t corrupt_mask = 0;
     bool operator>(const InFlight& o) const noexcept { return at != o.at ? at > o.at : seq > o.seq; }
   };
   using Queue = std::priority_queue<InFlight, std::vector<InFlight>, std::greater<InFlight>>;
@@ -105,6 +118,15 @@ class MemLink {
   bool get_buf(PacketBuf& out) noexcept;
   void put_buf(const PacketBuf& p) noexcept;
   void transmit(int from_side, PacketBuf& pkt) noexcept;
+  void unref(PinId pin) noexcept;
+  // Copies attached bytes into the packet's own buffer and drops the reference (delivery).
+  void materialise(PacketBuf& pkt) noexcept;
+  struct Pin {
+    uint32_t refs = 0;
+    bool open = false;
+  };
+  std::vector<Pin> pins_{1};  // [0] = kNoPin, unused
+  std::vector<PinId> free_pins_;
 
   MemLinkConfig cfg_;
   const Clock& clock_;
@@ -119,6 +141,15 @@ class MemLink {
   uint64_t queue_drops_ = 0;
  public:
   uint64_t queue_drops() const noexcept { return queue_drops_; }
+  // Zero copy: pins open or still referenced, and packets sent with attached payloads.
+  uint32_t pins_in_use() const noexcept { return uint32_t(pins_.size() - 1 - free_pins_.size()); }
+  uint64_t attached_packets() const noexcept { return attached_; }
+  // True if a packet in flight still references memory in [p, p + n) (zero copy). Tests call
+  // it when a send completes: the transport must not hand memory back before that.
+  bool references(const void* p, size_t n) const noexcept;
+ private:
+  uint64_t attached_ = 0;
+ public:
  private:
   MemIo a_{*this, 0};
   MemIo b_{*this, 1};

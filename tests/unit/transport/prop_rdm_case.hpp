@@ -24,6 +24,10 @@ class RdmCase {
     uint64_t start_offset_ns = 0;
     uint32_t tx_size = 1024, rx_size = 1024;  // engine pools (small: NoResource paths)
     uint32_t link_buffers = 16384;            // packet pool shared by both engines
+    // Zero copy: segments of at least this many bytes travel as references to the sender's
+    // buffer, read at delivery; send buffers are poisoned when their send completes, so an
+    // early completion shows up as corrupt data (UINT32_MAX = copy everything).
+    uint32_t zero_copy_min = UINT32_MAX;
     Probs base[2];
     std::vector<WinSpec> sched[2];
     std::vector<MsgSpec> msgs[2];  // [0]: a -> b, [1]: b -> a
@@ -149,6 +153,7 @@ class RdmCase {
     MemLinkConfig lc;
     lc.max_packet_bytes = kMaxPacket;
     lc.pool_buffers = p.link_buffers;
+    lc.zero_copy_min_bytes = p.zero_copy_min;
     lc.fault_ab = p.base[0].config(mix(p.seed ^ 0xab));
     lc.fault_ba = p.base[1].config(mix(p.seed ^ 0xba));
     const uint64_t t0 = ManualClock().now_ns() + p.start_offset_ns;  // the Pair's clock starts there
@@ -274,6 +279,8 @@ class RdmCase {
       if (e->sends_in_use() || e->recvs_in_use() || e->unexpected_in_use() || e->held_packets())
         RC_FAIL(std::string("engine ") + n + " leaks at quiescence\n" + describe());
     }
+    if (t_.link.pins_in_use())
+      RC_FAIL("zero-copy pins leaked: " + std::to_string(t_.link.pins_in_use()) + "\n" + describe());
     if (t_.link.buffers_in_use() != t_.a->cached_packets() + t_.b->cached_packets())
       RC_FAIL("link buffers leaked: " + std::to_string(t_.link.buffers_in_use()) + " in use\n" +
               describe());
@@ -317,11 +324,14 @@ class RdmCase {
     const size_t i = idx_of(c.context);
     RC_ASSERT(i < D.send_state.size());
     RC_ASSERT(D.send_state[i] == 1);  // posted and completed once
+    if (t_.link.references(D.sbuf[i].data(), D.sbuf[i].size()))
+      RC_FAIL("dir " + std::to_string(d) + " send " + std::to_string(i) +
+              " completed while a packet in flight still references its buffer\n" + describe());
     if (failures_ok_ && c.status == Status::TimedOut) {
       RC_ASSERT(c.cq_entry);  // errors always write an entry
       D.send_state[i] = 3;
       ++D.sends_done;
-      std::vector<uint8_t>().swap(D.sbuf[i]);
+      poison_and_free(D.sbuf[i]);
       return;
     }
     if (c.status != Status::Ok)
@@ -333,7 +343,14 @@ class RdmCase {
     RC_ASSERT(bool(c.flags & kCompTagged) == m.tagged);
     D.send_state[i] = 2;
     ++D.sends_done;
-    std::vector<uint8_t>().swap(D.sbuf[i]);
+    poison_and_free(D.sbuf[i]);
+  }
+
+  // The application owns a buffer again once its send completes: it may overwrite or free it.
+  // Both, so a packet still referencing it (zero copy) carries different bytes.
+  static void poison_and_free(std::vector<uint8_t>& buf) {
+    std::fill(buf.begin(), buf.end(), uint8_t(0xA5));
+    std::vector<uint8_t>().swap(buf);
   }
 
   void on_recv_completion(int d, const Completion& c) {
@@ -457,6 +474,7 @@ class RdmCase {
     RC_CLASSIFY(delayed > 0, "delay spike hit");
     RC_CLASSIFY(faults > 0, "random faults hit");
     RC_CLASSIFY(sa.rto_events + sb.rto_events > 0, "RTO fired");
+    RC_CLASSIFY(t_.link.attached_packets() > 0, "zero copy");
     RC_CLASSIFY(sa.drop_unexpected_full + sb.drop_unexpected_full > 0, "unexpected budget full");
   }
 

@@ -65,6 +65,8 @@ RC_GTEST_PROP(Prop, RdmExactlyOnceInOrderIntactUnderFaultSchedules, ()) {
   // A small packet pool: enough for both windows and the engines' allocation caches.
   p.link_buffers = *rc::gen::weightedElement<uint32_t>({{4, 16384}, {1, 4 * p.window_pkts + 160}})
                         .as("link pool_buffers");
+  p.zero_copy_min = *rc::gen::weightedElement<uint32_t>({{2, UINT32_MAX}, {1, 0}, {1, 700}})
+                         .as("zero_copy_min_bytes");
   p.base[0] = *gen_base_probs().as("static faults a->b");
   p.base[1] = *gen_base_probs().as("static faults b->a");
   p.sched[0] = *gen_schedule().as("schedule a->b");
