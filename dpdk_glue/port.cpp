@@ -27,6 +27,9 @@ struct PortState {
   int refs = 0;
   uint16_t id = 0;
   rte_mempool* pool = nullptr;
+  rte_mempool* ext_pool = nullptr;  // zero copy: data-less mbufs for external buffers
+  bool multi_seg = false;
+  bool vdev = false;
   rte_ether_addr mac{};
   uint32_t mtu = 1500;
   Placement placement;
@@ -94,6 +97,25 @@ bool configure(const std::string& name, PortState& s, const config::Config& cfg,
     return false;
   }
   rte_eth_conf conf{};
+  // Zero copy sends a frame as a header mbuf chained to an mbuf over application memory: the
+  // device must take multi-segment frames; a vdev (no DMA) reads that memory by its address.
+  rte_eth_dev_info info{};
+  if (rte_eth_dev_info_get(s.id, &info) == 0 && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)) {
+    conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+    s.multi_seg = true;
+  }
+  s.vdev = !vdev_for(cfg.dpdk.vdevs, name).empty();
+  if (s.multi_seg && s.vdev && d.zero_copy_min_bytes) {
+    std::string ext_name = "pf_ext_" + std::to_string(s.id);
+    s.ext_pool = rte_pktmbuf_pool_create(ext_name.c_str(), d.mempool_size, d.mempool_cache, 0, 0,
+                                         s.placement.numa_node);
+    if (!s.ext_pool)
+      s.ext_pool = rte_pktmbuf_pool_create(ext_name.c_str(), d.mempool_size, d.mempool_cache, 0,
+                                           0, SOCKET_ID_ANY);
+    if (!s.ext_pool)
+      PF_LOG("dpdk", Info, Domain, "{}: no mempool for zero-copy mbufs ({}); sends copy", name,
+             rte_strerror(rte_errno));
+  }
   int r = rte_eth_dev_configure(s.id, 1, 1, &conf);
   if (r < 0) {
     err = "rte_eth_dev_configure(" + name + "): " + rte_strerror(-r);
@@ -163,11 +185,16 @@ std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Conf
   p->id_ = s.id;
   p->name_ = dev_name;
   p->pool_ = s.pool;
+  p->ext_pool_ = s.ext_pool;
   p->mac_ = s.mac;
   p->mtu_ = s.mtu;
   p->placement_ = s.placement;
-  PF_LOG("dpdk", Info, Domain, "port {} ({}) up: mtu {}, NUMA node {} (CPUs {})", s.id, dev_name,
-         s.mtu, s.placement.numa_node, s.placement.cpus);
+  PF_LOG("dpdk", Info, Domain, "port {} ({}) up: mtu {}, NUMA node {} (CPUs {}), zero copy {}",
+         s.id, dev_name, s.mtu, s.placement.numa_node, s.placement.cpus,
+         s.ext_pool ? "on (segments >= " + std::to_string(cfg.dpdk.zero_copy_min_bytes) + " bytes)"
+         : !cfg.dpdk.zero_copy_min_bytes ? std::string("off (dpdk.zero_copy_min_bytes = 0)")
+         : !s.vdev ? std::string("off (PCI device: application memory is not DMA-mapped)")
+         : !s.multi_seg ? std::string("off (no multi-segment tx)") : std::string("off"));
   return p;
 }
 

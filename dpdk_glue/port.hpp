@@ -30,6 +30,9 @@ class Port {
   uint16_t id() const noexcept { return id_; }
   const std::string& name() const noexcept { return name_; }
   rte_mempool* pool() const noexcept { return pool_; }
+  // Data-less mbufs for zero-copy payloads (rte_pktmbuf_attach_extbuf); null when zero copy is
+  // off for this port (dpdk.zero_copy_min_bytes = 0, a PCI device, or no multi-segment tx).
+  rte_mempool* ext_pool() const noexcept { return ext_pool_; }
   const rte_ether_addr& mac() const noexcept { return mac_; }
   uint32_t mtu() const noexcept { return mtu_; }
   const Placement& placement() const noexcept { return placement_; }
@@ -42,6 +45,7 @@ class Port {
   uint16_t id_ = 0;
   std::string name_;
   rte_mempool* pool_ = nullptr;
+  rte_mempool* ext_pool_ = nullptr;
   rte_ether_addr mac_{};
   uint32_t mtu_ = 1500;
   Placement placement_;

@@ -71,7 +71,8 @@ DpdkDomain::DpdkDomain(DpdkFabric* fabric, const fi_info* info, void* context,
   // CPUs of the port's NUMA node from hwloc).
   std::string pin;
   if (cfg.eal.pin_threads) pin = !cfg.eal.lcores.empty() ? cfg.eal.lcores : port_->placement().cpus;
-  io_ = std::make_unique<DpdkIo>(*port_, base_.ipv4, base_.udp_port, f, pin);
+  io_ = std::make_unique<DpdkIo>(*port_, base_.ipv4, base_.udp_port, f, pin,
+                                 cfg.dpdk.zero_copy_min_bytes);
   if (f.any())
     PF_LOG("dpdk", Warn, Domain, "fault injection on {}: drop {} dup {} reorder {} seed {}",
            port_->name(), f.drop, f.dup, f.reorder, f.seed);

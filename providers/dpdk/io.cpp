@@ -14,13 +14,115 @@ namespace pollfab::providers::dpdk {
 
 using transport::PacketBuf;
 
+// Zero-copy bookkeeping. Heap-allocated and preallocated: free lists are fixed arrays, so
+// attach and the free callback never allocate. Deleted with the DpdkIo unless an mbuf still
+// references application memory then (a real device's tx ring): it is left allocated, so the
+// late free callback touches valid memory.
+struct DpdkIo::ZeroCopy {
+  static constexpr uint32_t kPins = 4096;
+  struct Pin {
+    uint32_t refs = 0;
+    bool open = false;
+  };
+  struct Slot {
+    rte_mbuf_ext_shared_info shinfo;
+    ZeroCopy* owner;
+    transport::PinId pin;
+  };
+  explicit ZeroCopy(uint32_t slots) : pins(kPins + 1), free_pins(kPins), slot(slots), free_slot(slots) {
+    for (uint32_t i = 0; i < kPins; ++i) free_pins[i] = kPins - i;  // pin ids 1..kPins
+    n_free_pins = kPins;
+    for (uint32_t i = 0; i < slots; ++i) {
+      slot[i].owner = this;
+      free_slot[i] = i;
+    }
+    n_free_slots = slots;
+  }
+  void unref(transport::PinId pin) noexcept {
+    Pin& p = pins[pin];
+    if (--p.refs == 0 && !p.open) free_pins[n_free_pins++] = pin;
+  }
+  // The ext mbuf's shared info reached refcnt 0: the memory is no longer referenced.
+  static void on_free(void* /*addr*/, void* opaque) noexcept {
+    auto* s = static_cast<Slot*>(opaque);
+    ZeroCopy* z = s->owner;
+    z->unref(s->pin);
+    z->free_slot[z->n_free_slots++] = static_cast<uint32_t>(s - z->slot.data());
+    --z->outstanding;
+  }
+  std::vector<Pin> pins;
+  std::vector<transport::PinId> free_pins;
+  uint32_t n_free_pins = 0;
+  std::vector<Slot> slot;
+  std::vector<uint32_t> free_slot;
+  uint32_t n_free_slots = 0;
+  uint64_t outstanding = 0;  // attachments not yet freed
+};
+
 DpdkIo::DpdkIo(dpdk_glue::Port& port, uint32_t ipv4, uint16_t udp_port,
-               const transport::testing::FaultConfig& faults, std::string pin_cpus)
+               const transport::testing::FaultConfig& faults, std::string pin_cpus,
+               uint32_t zero_copy_min)
     : port_(port), mtu_(port.mtu()), ipv4_(ipv4), udp_port_(udp_port), mac_(port.mac()),
-      faults_(faults), faulty_(faults.any()), pin_cpus_(std::move(pin_cpus)) {}
+      faults_(faults), faulty_(faults.any()), pin_cpus_(std::move(pin_cpus)) {
+  if (zero_copy_min && port.ext_pool()) {
+    zc_ = new ZeroCopy(port.ext_pool()->size);
+    zc_min_ = zero_copy_min;
+  }
+}
 
 DpdkIo::~DpdkIo() {
   for (uint32_t i = 0; i < n_delayed_; ++i) rte_pktmbuf_free(delayed_[i].m);
+  if (zc_ && zc_->outstanding) {
+    rte_eth_tx_done_cleanup(port_.id(), 0, 0);
+    if (zc_->outstanding) return;  // left allocated on purpose (see ZeroCopy)
+  }
+  delete zc_;
+}
+
+transport::PinId DpdkIo::pin_open() noexcept {
+  if (!zc_ || !zc_->n_free_pins) return transport::kNoPin;
+  transport::PinId id = zc_->free_pins[--zc_->n_free_pins];
+  zc_->pins[id] = {0, true};
+  return id;
+}
+
+bool DpdkIo::attach(PacketBuf& pkt, const uint8_t* data, uint32_t len,
+                    transport::PinId pin) noexcept {
+  if (!zc_ || pin == transport::kNoPin || pin >= zc_->pins.size() || !zc_->pins[pin].open ||
+      uint64_t(pkt.len) + len > max_packet_bytes() || len > UINT16_MAX || !zc_->n_free_slots)
+    return false;
+  rte_mbuf* e = rte_pktmbuf_alloc(port_.ext_pool());
+  if (!e) return false;
+  ZeroCopy::Slot& s = zc_->slot[zc_->free_slot[--zc_->n_free_slots]];
+  s.pin = pin;
+  s.shinfo.free_cb = &ZeroCopy::on_free;
+  s.shinfo.fcb_opaque = &s;
+  rte_mbuf_ext_refcnt_set(&s.shinfo, 1);
+  // A vdev reads the memory by its virtual address (no DMA): IOVA = VA.
+  void* va = const_cast<uint8_t*>(data);
+  rte_pktmbuf_attach_extbuf(e, va, static_cast<rte_iova_t>(reinterpret_cast<uintptr_t>(va)),
+                            static_cast<uint16_t>(len), &s.shinfo);
+  e->data_len = static_cast<uint16_t>(len);
+  e->pkt_len = len;
+  auto* head = static_cast<rte_mbuf*>(pkt.handle);
+  head->next = e;
+  head->nb_segs = 2;
+  ++zc_->pins[pin].refs;
+  ++zc_->outstanding;
+  pkt.ext = data;
+  pkt.ext_len = len;
+  pkt.pin = pin;
+  pkt.len += len;
+  return true;
+}
+
+bool DpdkIo::pinned(transport::PinId pin) const noexcept { return zc_ && zc_->pins[pin].refs > 0; }
+
+void DpdkIo::pin_close(transport::PinId pin) noexcept {
+  if (!zc_ || pin == transport::kNoPin) return;
+  ZeroCopy::Pin& p = zc_->pins[pin];
+  p.open = false;
+  if (p.refs == 0) zc_->free_pins[zc_->n_free_pins++] = pin;
 }
 
 uint16_t DpdkIo::alloc(PacketBuf* out, uint16_t n) noexcept {
@@ -81,8 +183,8 @@ uint16_t DpdkIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
     ip->hdr_checksum = rte_ipv4_cksum(ip);
     reinterpret_cast<rte_udp_hdr*>(base + 34)->dgram_len =
         rte_cpu_to_be_16(static_cast<uint16_t>(8 + pkts[i].len));
-    m->data_len = static_cast<uint16_t>(kL2L4Bytes + pkts[i].len);
-    m->pkt_len = m->data_len;
+    m->data_len = static_cast<uint16_t>(kL2L4Bytes + pkts[i].len - pkts[i].ext_len);
+    m->pkt_len = kL2L4Bytes + pkts[i].len;  // + the attached segment (zero copy), if any
     frames[i] = m;
   }
   if (n_delayed_) service();
@@ -100,7 +202,7 @@ uint16_t DpdkIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
         break;
       case A::Duplicate:
         ++stats_.fault_duplicated;
-        rte_mbuf_refcnt_update(frames[i], 1);
+        for (rte_mbuf* seg = frames[i]; seg; seg = seg->next) rte_mbuf_refcnt_update(seg, 1);
         out[k++] = frames[i];
         out[k++] = frames[i];
         break;
@@ -123,6 +225,9 @@ uint16_t DpdkIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
 }
 
 void DpdkIo::service() noexcept {
+  // Devices that keep sent mbufs in their tx ring until a later burst would hold pins (and the
+  // sends' completions) while the queue is idle: ask for them back.
+  if (zc_ && zc_->outstanding) rte_eth_tx_done_cleanup(port_.id(), 0, 0);
   if (!n_delayed_) return;
   uint64_t now = util::monotonic_ns();
   rte_mbuf* due[kMaxDelayed];

@@ -5,7 +5,11 @@
 // field (our MAC or broadcast, IPv4 version/IHL/length/no fragments/UDP/our address, our UDP
 // port, UDP length) and drops and counts anything else. An optional seeded fault injector on
 // tx drops, duplicates (second reference to the same mbuf) or delays (reorders) frames.
-// Thread-safety: none (the domain serialises).
+// Zero copy (PacketIo::attach): a payload in application memory becomes a data-less mbuf from
+// the port's ext_pool attached to that memory (rte_pktmbuf_attach_extbuf), chained after the
+// header mbuf; its shared-info free callback drops the pin's reference when the device (or the
+// fault injector) frees the last mbuf over it. Pins and shared-info slots are preallocated.
+// Thread-safety: none (the domain serialises; mbufs are freed by the thread sending them).
 #pragma once
 #include <rte_mbuf.h>
 
@@ -31,8 +35,11 @@ struct IoStats {
 class DpdkIo final : public transport::PacketIo {
  public:
   // pin_cpus: CPUs to pin calling threads to (eal.pin_threads), "" = no pinning.
+  // zero_copy_min: segments of at least this many payload bytes are attached, not copied (0 or
+  // a port without an ext_pool: never).
   DpdkIo(dpdk_glue::Port& port, uint32_t ipv4, uint16_t udp_port,
-         const transport::testing::FaultConfig& faults, std::string pin_cpus = {});
+         const transport::testing::FaultConfig& faults, std::string pin_cpus = {},
+         uint32_t zero_copy_min = 0);
   ~DpdkIo() override;
 
   uint32_t max_packet_bytes() const noexcept override { return mtu_ - 28; }
@@ -40,6 +47,12 @@ class DpdkIo final : public transport::PacketIo {
   uint16_t tx_burst(transport::PacketBuf* pkts, uint16_t n) noexcept override;
   void free(transport::PacketBuf* pkts, uint16_t n) noexcept override;
   void resolve(const transport::HostAddr& host, transport::Route& route) noexcept override;
+  uint32_t zero_copy_min_bytes() const noexcept override { return zc_min_; }
+  transport::PinId pin_open() noexcept override;
+  bool attach(transport::PacketBuf& pkt, const uint8_t* data, uint32_t len,
+              transport::PinId pin) noexcept override;
+  bool pinned(transport::PinId pin) const noexcept override;
+  void pin_close(transport::PinId pin) noexcept override;
 
   uint16_t rx_burst(transport::PacketBuf* out, uint16_t n) noexcept;
   // Sends delayed (reordered) frames whose time has come.
@@ -65,6 +78,9 @@ class DpdkIo final : public transport::PacketIo {
   Delayed delayed_[kMaxDelayed];
   uint32_t n_delayed_ = 0;
   IoStats stats_;
+  struct ZeroCopy;  // pins and shared-info slots; outlives this object while mbufs reference it
+  ZeroCopy* zc_ = nullptr;
+  uint32_t zc_min_ = UINT32_MAX;
 };
 
 }  // namespace pollfab::providers::dpdk
