@@ -99,7 +99,7 @@ for rep in $(seq "$runs"); do
   done
 done
 printf '%7s %14s %11s %11s   %s\n' "drop%" "goodput MB/s" "ratio(near)" "ratio(far)" "runs: MB/s(placement)"
-r1=n/a
+r1=n/a; base_med=n/a
 for d in $drops; do
   # goodput: median over all runs. ratio(P): median of this drop rate's runs under placement P
   # over the median of the lossless runs under P ("mixed" runs count in no ratio).
@@ -130,8 +130,14 @@ for d in $drops; do
     }' "$out/runs")
   IFS='|' read -r med rnear rfar list <<< "$row"
   if [ "$d" = "0.01" ]; then
-    if [ "$rnear" != n/a ]; then r1=$rnear; r1p=near; else r1=$rfar; r1p=far; fi
+    if [ "$rnear" != n/a ]; then r1=$rnear; r1p=near
+    elif [ "$rfar" != n/a ]; then r1=$rfar; r1p=far
+    else  # no placement has runs at both rates: all runs, placement not controlled
+      r1=$(awk -v m="$med" -v b="$base_med" 'BEGIN { if (m=="n/a" || b=="n/a" || b==0) print "n/a"; else printf "%.3f", m/b }')
+      r1p="uncontrolled (all runs)"
+    fi
   fi
+  if [ "$d" = "0" ]; then base_med=$med; fi
   printf '%7s %14s %11s %11s  %s\n' "$(awk -v d="$d" 'BEGIN{printf "%.1f", d*100}')" "$med" "$rnear" "$rfar" "$list"
 done
 if [ -s "$out/failures" ]; then echo; echo "failed runs (client output):"; tail -n 20 "$out/failures"; fi
