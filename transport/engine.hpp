@@ -167,8 +167,11 @@ class Engine {
   bool cancel_recv(void* context) noexcept;
 
   // Feeds one received packet whose pollfab header is at pkt.data (pkt.len bytes) and whose
-  // sender's host address is pkt.src. Takes ownership of pkt (freed or held).
-  void on_packet(PacketBuf& pkt) noexcept;
+  // sender's host address is pkt.src. Takes ownership of pkt (freed or held). rx_ns: when it
+  // was received (the clock read once per rx burst by the caller; the overload without it
+  // reads the clock itself).
+  void on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept;
+  void on_packet(PacketBuf& pkt) noexcept { on_packet(pkt, clock_.now_ns()); }
   // Runs timers (retransmission, delayed ACKs), sends what the windows allow, flushes.
   void progress() noexcept;
   // Earliest time (ns) at which progress() has timer work; UINT64_MAX if none.

@@ -61,10 +61,10 @@ bool Engine::cancel_recv(void* context) noexcept {
   return false;
 }
 
-void Engine::on_packet(PacketBuf& pkt) noexcept {
+void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
   wire::Header h;
   ++stats_.rx_pkts;
-  last_rx_ns_ = clock_.now_ns();
+  last_rx_ns_ = rx_ns;
   if (wire::decode(pkt.data, pkt.len, h) != wire::DecodeError::None || h.dst_ep != cfg_.ep_id) {
     ++stats_.drop_protocol;
     io_.free(&pkt, 1);

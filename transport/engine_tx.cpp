@@ -273,7 +273,7 @@ static void update_rtt(uint64_t sample, uint64_t& srtt, uint64_t& rttvar, bool& 
 void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t ext_len) noexcept {
   Seq32 ack(h.ack_psn);
   if (ack > p.snd_nxt || ack < p.snd_una) return;  // stale or bogus
-  uint64_t now = clock_.now_ns();
+  const uint64_t now = last_rx_ns_;  // on_ack runs inside on_packet: the packet's rx time
   // Flow control: the window edge only moves forward (a shrinking offer is not taken back
   // from packets already sent; RFC 9293 3.8.6).
   Seq32 edge = ack + h.credits;

@@ -89,6 +89,7 @@ void TransportDomain::progress() noexcept {
 void TransportDomain::progress_locked() noexcept {
   transport::PacketBuf bufs[32];
   uint16_t n = rx_burst(bufs, 32);
+  const uint64_t rx_ns = n ? clock_.now_ns() : 0;  // one clock read per burst, not per packet
   for (uint16_t i = 0; i < n; ++i) {
     uint16_t ep = 0;
     transport::Engine* e = nullptr;
@@ -99,7 +100,7 @@ void TransportDomain::progress_locked() noexcept {
       io().free(&bufs[i], 1);
       continue;
     }
-    e->on_packet(bufs[i]);
+    e->on_packet(bufs[i], rx_ns);
   }
   service();
   for (size_t i = 1; i < eps_.size(); ++i)
