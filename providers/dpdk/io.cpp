@@ -71,7 +71,7 @@ DpdkIo::DpdkIo(dpdk_glue::Port& port, uint32_t ipv4, uint16_t udp_port,
 }
 
 DpdkIo::~DpdkIo() {
-  for (uint32_t i = 0; i < n_delayed_; ++i) rte_pktmbuf_free(delayed_[i].m);
+  delayed_.drain([](rte_mbuf* m) { rte_pktmbuf_free(m); });
   if (zc_ && zc_->outstanding) {
     rte_eth_tx_done_cleanup(port_.id(), 0, 0);
     if (zc_->outstanding) return;  // left allocated on purpose (see ZeroCopy)
@@ -187,7 +187,7 @@ uint16_t DpdkIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
     m->pkt_len = kL2L4Bytes + pkts[i].len;  // + the attached segment (zero copy), if any
     frames[i] = m;
   }
-  if (n_delayed_) service();
+  if (!delayed_.empty()) service();
   if (!faulty_) return send_frames(frames, n);
 
   // Fault injection: decide per frame, then send what survives in order.
@@ -207,12 +207,10 @@ uint16_t DpdkIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
         out[k++] = frames[i];
         break;
       case A::Reorder:
-        if (n_delayed_ < kMaxDelayed) {
+        if (delayed_.push(frames[i], util::monotonic_ns(), faults_.reorder_distance()))
           ++stats_.fault_delayed;
-          delayed_[n_delayed_++] = {frames[i], util::monotonic_ns() + 20'000ull * faults_.reorder_distance()};
-        } else {
+        else
           out[k++] = frames[i];
-        }
         break;
       default:
         out[k++] = frames[i];
@@ -228,16 +226,10 @@ void DpdkIo::service() noexcept {
   // Devices that keep sent mbufs in their tx ring until a later burst would hold pins (and the
   // sends' completions) while the queue is idle: ask for them back.
   if (zc_ && zc_->outstanding) rte_eth_tx_done_cleanup(port_.id(), 0, 0);
-  if (!n_delayed_) return;
-  uint64_t now = util::monotonic_ns();
+  if (delayed_.empty()) return;
   rte_mbuf* due[kMaxDelayed];
   uint16_t k = 0;
-  uint32_t j = 0;
-  for (uint32_t i = 0; i < n_delayed_; ++i) {
-    if (delayed_[i].due_ns <= now) due[k++] = delayed_[i].m;
-    else delayed_[j++] = delayed_[i];
-  }
-  n_delayed_ = j;
+  delayed_.release_due(util::monotonic_ns(), [&](rte_mbuf* m) { due[k++] = m; });
   uint16_t sent = k ? send_frames(due, k) : 0;
   for (uint16_t i = sent; i < k; ++i) rte_pktmbuf_free(due[i]);
 }

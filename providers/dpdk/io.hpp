@@ -19,6 +19,7 @@
 
 #include "dpdk_glue/port.hpp"
 #include "transport/packet_io.hpp"
+#include "transport/testing/delay_line.hpp"
 #include "transport/testing/fault_injector.hpp"
 
 namespace pollfab::providers::dpdk {
@@ -70,13 +71,8 @@ class DpdkIo final : public transport::PacketIo {
   transport::testing::FaultInjector faults_;
   bool faulty_;
   std::string pin_cpus_;
-  struct Delayed {
-    rte_mbuf* m;
-    uint64_t due_ns;
-  };
   static constexpr uint32_t kMaxDelayed = 256;
-  Delayed delayed_[kMaxDelayed];
-  uint32_t n_delayed_ = 0;
+  transport::testing::DelayLine<rte_mbuf*, kMaxDelayed> delayed_;
   IoStats stats_;
   struct ZeroCopy;  // pins and shared-info slots; outlives this object while mbufs reference it
   ZeroCopy* zc_ = nullptr;

@@ -47,7 +47,6 @@ std::unique_ptr<UdpIo> UdpIo::open(uint32_t ip, uint16_t port, uint64_t sockbuf_
   for (uint32_t i = kPoolBuffers; i-- > 0;) io->free_.push_back(io->arena_.get() + size_t(i) * kMaxPacketBytes);
   io->faults_ = transport::testing::FaultInjector(faults);
   io->faulty_ = faults.any();
-  io->delayed_.reserve(256);
   return io;
 }
 
@@ -144,14 +143,13 @@ uint16_t UdpIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
         break;
       }
       case A::Reorder:
-        if (delayed_.size() < delayed_.capacity()) {
-          ++stats_.fault_delayed;
-          uint8_t* copy = get();
-          if (copy) {
-            std::memcpy(copy, b, pkts[i].len);
-            delayed_.push_back({copy, pkts[i].len, *dst, util::monotonic_ns() + 20'000ull * faults_.reorder_distance()});
+        if (uint8_t* copy = get()) {
+          std::memcpy(copy, b, pkts[i].len);
+          if (delayed_.push({copy, pkts[i].len, *dst}, util::monotonic_ns(), faults_.reorder_distance())) {
+            ++stats_.fault_delayed;
             break;
           }
+          put(copy);
         }
         [[fallthrough]];
       default: {
@@ -169,21 +167,13 @@ uint16_t UdpIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
 
 void UdpIo::service() noexcept {
   if (delayed_.empty()) return;
-  uint64_t now = util::monotonic_ns();
-  size_t j = 0;
-  for (size_t i = 0; i < delayed_.size(); ++i) {
-    Delayed& d = delayed_[i];
-    if (d.due_ns <= now) {
-      uint8_t* dd[1] = {d.data};
-      uint32_t ll[1] = {d.len};
-      const sockaddr_in* tt[1] = {&d.to};
-      send(dd, ll, tt, 1);
-      put(d.data);
-    } else {
-      delayed_[j++] = d;
-    }
-  }
-  delayed_.resize(j);
+  delayed_.release_due(util::monotonic_ns(), [this](const Delayed& d) {
+    uint8_t* dd[1] = {d.data};
+    uint32_t ll[1] = {d.len};
+    const sockaddr_in* tt[1] = {&d.to};
+    send(dd, ll, tt, 1);
+    put(d.data);
+  });
 }
 
 uint16_t UdpIo::rx_burst(PacketBuf* out, uint16_t n) noexcept {

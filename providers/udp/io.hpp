@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "transport/packet_io.hpp"
+#include "transport/testing/delay_line.hpp"
 #include "transport/testing/fault_injector.hpp"
 
 namespace pollfab::providers::udp {
@@ -58,12 +59,11 @@ class UdpIo final : public transport::PacketIo {
   transport::testing::FaultInjector faults_;
   bool faulty_ = false;
   struct Delayed {
-    uint8_t* data;
+    uint8_t* data;  // a copy from the pool
     uint32_t len;
     sockaddr_in to;
-    uint64_t due_ns;
   };
-  std::vector<Delayed> delayed_;
+  transport::testing::DelayLine<Delayed, 256> delayed_;
   UdpIoStats stats_;
 };
 

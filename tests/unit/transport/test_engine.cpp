@@ -8,6 +8,7 @@
 #include <random>
 
 #include "tests/unit/transport/harness.hpp"
+#include "transport/testing/delay_line.hpp"
 
 using namespace pollfab::transport;
 using namespace pollfab::transport::test;
@@ -495,4 +496,24 @@ TEST(EngineLossy, Bidirectional) {
   }));
   EXPECT_EQ(ins, outs);
   EXPECT_EQ(ins2, outs);
+}
+
+// The providers' reorder-fault delay line: due items leave in push order, the rest stay.
+TEST(DelayLine, ReleasesDueItemsInOrderAndRefusesWhenFull) {
+  using pollfab::transport::testing::DelayLine;
+  DelayLine<int, 3> d;
+  const uint64_t u = DelayLine<int, 3>::kUnitNs;
+  EXPECT_TRUE(d.push(1, 0, 2));   // due 2u
+  EXPECT_TRUE(d.push(2, 0, 1));   // due 1u
+  EXPECT_TRUE(d.push(3, 0, 4));   // due 4u
+  EXPECT_FALSE(d.push(4, 0, 1));  // full: the caller sends it in order instead
+  std::vector<int> out;
+  d.release_due(u, [&](int v) { out.push_back(v); });
+  EXPECT_EQ(out, std::vector<int>{2});
+  d.release_due(2 * u, [&](int v) { out.push_back(v); });
+  EXPECT_EQ(out, (std::vector<int>{2, 1}));
+  EXPECT_TRUE(d.push(5, 2 * u, 1));  // due 3u
+  d.drain([&](int v) { out.push_back(v); });
+  EXPECT_EQ(out, (std::vector<int>{2, 1, 3, 5}));
+  EXPECT_TRUE(d.empty());
 }
