@@ -9,6 +9,7 @@
 #include "dpdk_glue/eal.hpp"
 #include "lib/util/bits.hpp"
 #include "lib/util/clock.hpp"
+#include "transport/pin_table.hpp"
 
 namespace pollfab::providers::dpdk {
 
@@ -20,39 +21,27 @@ using transport::PacketBuf;
 // late free callback touches valid memory.
 struct DpdkIo::ZeroCopy {
   static constexpr uint32_t kPins = 4096;
-  struct Pin {
-    uint32_t refs = 0;
-    bool open = false;
-  };
   struct Slot {
     rte_mbuf_ext_shared_info shinfo;
     ZeroCopy* owner;
     transport::PinId pin;
   };
-  explicit ZeroCopy(uint32_t slots) : pins(kPins + 1), free_pins(kPins), slot(slots), free_slot(slots) {
-    for (uint32_t i = 0; i < kPins; ++i) free_pins[i] = kPins - i;  // pin ids 1..kPins
-    n_free_pins = kPins;
+  explicit ZeroCopy(uint32_t slots) : pins(kPins), slot(slots), free_slot(slots) {
     for (uint32_t i = 0; i < slots; ++i) {
       slot[i].owner = this;
       free_slot[i] = i;
     }
     n_free_slots = slots;
   }
-  void unref(transport::PinId pin) noexcept {
-    Pin& p = pins[pin];
-    if (--p.refs == 0 && !p.open) free_pins[n_free_pins++] = pin;
-  }
   // The ext mbuf's shared info reached refcnt 0: the memory is no longer referenced.
   static void on_free(void* /*addr*/, void* opaque) noexcept {
     auto* s = static_cast<Slot*>(opaque);
     ZeroCopy* z = s->owner;
-    z->unref(s->pin);
+    z->pins.unref(s->pin);
     z->free_slot[z->n_free_slots++] = static_cast<uint32_t>(s - z->slot.data());
     --z->outstanding;
   }
-  std::vector<Pin> pins;
-  std::vector<transport::PinId> free_pins;
-  uint32_t n_free_pins = 0;
+  transport::PinTable pins;
   std::vector<Slot> slot;
   std::vector<uint32_t> free_slot;
   uint32_t n_free_slots = 0;
@@ -79,17 +68,12 @@ DpdkIo::~DpdkIo() {
   delete zc_;
 }
 
-transport::PinId DpdkIo::pin_open() noexcept {
-  if (!zc_ || !zc_->n_free_pins) return transport::kNoPin;
-  transport::PinId id = zc_->free_pins[--zc_->n_free_pins];
-  zc_->pins[id] = {0, true};
-  return id;
-}
+transport::PinId DpdkIo::pin_open() noexcept { return zc_ ? zc_->pins.open() : transport::kNoPin; }
 
 bool DpdkIo::attach(PacketBuf& pkt, const uint8_t* data, uint32_t len,
                     transport::PinId pin) noexcept {
-  if (!zc_ || pin == transport::kNoPin || pin >= zc_->pins.size() || !zc_->pins[pin].open ||
-      uint64_t(pkt.len) + len > max_packet_bytes() || len > UINT16_MAX || !zc_->n_free_slots)
+  if (!zc_ || !zc_->pins.is_open(pin) || uint64_t(pkt.len) + len > max_packet_bytes() ||
+      len > UINT16_MAX || !zc_->n_free_slots)
     return false;
   rte_mbuf* e = rte_pktmbuf_alloc(port_.ext_pool());
   if (!e) return false;
@@ -107,7 +91,7 @@ bool DpdkIo::attach(PacketBuf& pkt, const uint8_t* data, uint32_t len,
   auto* head = static_cast<rte_mbuf*>(pkt.handle);
   head->next = e;
   head->nb_segs = 2;
-  ++zc_->pins[pin].refs;
+  zc_->pins.ref(pin);
   ++zc_->outstanding;
   pkt.ext = data;
   pkt.ext_len = len;
@@ -116,13 +100,10 @@ bool DpdkIo::attach(PacketBuf& pkt, const uint8_t* data, uint32_t len,
   return true;
 }
 
-bool DpdkIo::pinned(transport::PinId pin) const noexcept { return zc_ && zc_->pins[pin].refs > 0; }
+bool DpdkIo::pinned(transport::PinId pin) const noexcept { return zc_ && zc_->pins.pinned(pin); }
 
 void DpdkIo::pin_close(transport::PinId pin) noexcept {
-  if (!zc_ || pin == transport::kNoPin) return;
-  ZeroCopy::Pin& p = zc_->pins[pin];
-  p.open = false;
-  if (p.refs == 0) zc_->free_pins[zc_->n_free_pins++] = pin;
+  if (zc_ && pin != transport::kNoPin) zc_->pins.close(pin);
 }
 
 uint16_t DpdkIo::alloc(PacketBuf* out, uint16_t n) noexcept {

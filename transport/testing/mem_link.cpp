@@ -29,19 +29,14 @@ bool MemLink::get_buf(PacketBuf& out) noexcept {
 }
 
 void MemLink::put_buf(const PacketBuf& p) noexcept {
-  if (p.ext_len) unref(p.pin);
+  if (p.ext_len) pins_.unref(p.pin);
   free_.push_back(static_cast<uint8_t*>(p.handle));
-}
-
-void MemLink::unref(PinId pin) noexcept {
-  Pin& x = pins_[pin];
-  if (--x.refs == 0 && !x.open) free_pins_.push_back(pin);
 }
 
 void MemLink::materialise(PacketBuf& pkt) noexcept {
   if (!pkt.ext_len) return;
   std::memcpy(pkt.data + (pkt.len - pkt.ext_len), pkt.ext, pkt.ext_len);
-  unref(pkt.pin);
+  pins_.unref(pkt.pin);
   pkt.ext = nullptr;
   pkt.ext_len = 0;
   pkt.pin = kNoPin;
@@ -103,7 +98,7 @@ void MemLink::transmit(int from, PacketBuf& pkt) noexcept {
         copy.ext = pkt.ext;
         copy.ext_len = pkt.ext_len;
         copy.pin = pkt.pin;
-        if (copy.ext_len) ++pins_[copy.pin].refs;
+        if (copy.ext_len) pins_.ref(copy.pin);
         q_[to].push({at + 1, seq_++, copy});
       }
       break;
@@ -186,41 +181,23 @@ uint16_t MemIo::rx_burst(PacketBuf* out, uint16_t n) noexcept {
 
 uint32_t MemIo::zero_copy_min_bytes() const noexcept { return link_.cfg_.zero_copy_min_bytes; }
 
-PinId MemIo::pin_open() noexcept {
-  auto& l = link_;
-  PinId id;
-  if (!l.free_pins_.empty()) {
-    id = l.free_pins_.back();
-    l.free_pins_.pop_back();
-  } else if (l.pins_.size() <= l.cfg_.max_pins) {
-    id = static_cast<PinId>(l.pins_.size());
-    l.pins_.emplace_back();
-  } else {
-    return kNoPin;
-  }
-  l.pins_[id] = {0, true};
-  return id;
-}
+PinId MemIo::pin_open() noexcept { return link_.pins_.open(); }
 
 bool MemIo::attach(PacketBuf& pkt, const uint8_t* data, uint32_t len, PinId pin) noexcept {
-  if (pin == kNoPin || pin >= link_.pins_.size() || !link_.pins_[pin].open) return false;
-  if (uint64_t(pkt.len) + len > link_.cfg_.max_packet_bytes) return false;
+  if (!link_.pins_.is_open(pin) || uint64_t(pkt.len) + len > link_.cfg_.max_packet_bytes)
+    return false;
   pkt.ext = data;
   pkt.ext_len = len;
   pkt.pin = pin;
   pkt.len += len;
-  ++link_.pins_[pin].refs;
+  link_.pins_.ref(pin);
   ++link_.attached_;
   return true;
 }
 
-bool MemIo::pinned(PinId pin) const noexcept { return link_.pins_[pin].refs > 0; }
+bool MemIo::pinned(PinId pin) const noexcept { return link_.pins_.pinned(pin); }
 
-void MemIo::pin_close(PinId pin) noexcept {
-  auto& x = link_.pins_[pin];
-  x.open = false;
-  if (x.refs == 0) link_.free_pins_.push_back(pin);
-}
+void MemIo::pin_close(PinId pin) noexcept { link_.pins_.close(pin); }
 
 HostAddr MemIo::host() const noexcept {
   HostAddr h;

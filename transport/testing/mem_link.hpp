@@ -22,6 +22,7 @@
 
 #include "transport/clock.hpp"
 #include "transport/packet_io.hpp"
+#include "transport/pin_table.hpp"
 #include "transport/testing/fault_injector.hpp"
 
 namespace pollfab::transport::testing {
@@ -118,15 +119,8 @@ class MemLink {
   bool get_buf(PacketBuf& out) noexcept;
   void put_buf(const PacketBuf& p) noexcept;
   void transmit(int from_side, PacketBuf& pkt) noexcept;
-  void unref(PinId pin) noexcept;
   // Copies attached bytes into the packet's own buffer and drops the reference (delivery).
   void materialise(PacketBuf& pkt) noexcept;
-  struct Pin {
-    uint32_t refs = 0;
-    bool open = false;
-  };
-  std::vector<Pin> pins_{1};  // [0] = kNoPin, unused
-  std::vector<PinId> free_pins_;
 
   MemLinkConfig cfg_;
   const Clock& clock_;
@@ -136,13 +130,14 @@ class MemLink {
   Queue q_[2];  // q_[i]: packets travelling towards side i
   FaultInjector fault_[2];  // fault_[0]: a->b, fault_[1]: b->a
   WindowStats wstats_[2];
+  PinTable pins_{cfg_.max_pins};
   uint64_t seq_ = 0;
   uint64_t busy_until_[2] = {0, 0};  // per direction (from side): serialiser free at
   uint64_t queue_drops_ = 0;
  public:
   uint64_t queue_drops() const noexcept { return queue_drops_; }
   // Zero copy: pins open or still referenced, and packets sent with attached payloads.
-  uint32_t pins_in_use() const noexcept { return uint32_t(pins_.size() - 1 - free_pins_.size()); }
+  uint32_t pins_in_use() const noexcept { return pins_.in_use(); }
   uint64_t attached_packets() const noexcept { return attached_; }
   // True if a packet in flight still references memory in [p, p + n) (zero copy). Tests call
   // it when a send completes: the transport must not hand memory back before that.
