@@ -184,14 +184,8 @@ uint64_t Engine::next_deadline_ns() const noexcept {
     if (p.rto_deadline_ns) d = std::min(d, p.rto_deadline_ns);
     if (p.loss_deadline_ns) d = std::min(d, p.loss_deadline_ns);
     if (p.ack_pending) d = std::min(d, p.ack_now ? 0 : p.ack_deadline_ns);
-    // Liveness (check_liveness): the timeout while we wait on the peer, the probe while
-    // receives are posted; a driver sleeping until this deadline must still see peers die.
-    if (cfg_.reliable && cfg_.peer_timeout_ns && !p.dead) {
-      if (p.sq_head || p.cur_recv || p.cur_unex || p.probe_ns)
-        d = std::min(d, p.heard_ns + cfg_.peer_timeout_ns);
-      else if (!posted_[0].empty() || !posted_[1].empty())
-        d = std::min(d, p.heard_ns + cfg_.peer_timeout_ns / 4);
-    }
+    // Liveness: a driver sleeping until this deadline must still see peers die.
+    if (cfg_.reliable && cfg_.peer_timeout_ns && !p.dead) d = std::min(d, liveness_deadline(p));
   }
   if (txq_len_) d = 0;
   return d;

@@ -239,6 +239,10 @@ class Engine {
   void release_pinned() noexcept;
   void reset_peer(Peer& p, PeerId pid, Status st) noexcept;
   void check_liveness(Peer& p, PeerId pid, uint64_t now) noexcept;
+  // When check_liveness acts on p next (declares it dead or probes it); UINT64_MAX: never.
+  uint64_t liveness_deadline(const Peer& p) const noexcept;
+  bool waiting_on(const Peer& p) const noexcept;    // its silence for peer_timeout = dead
+  bool probe_due_to(const Peer& p) const noexcept;  // probed after a quarter timeout of silence
   void declare_dead(Peer& p, PeerId pid) noexcept;
   void fail_posted(PeerId pid, bool all) noexcept;
   bool alloc_pkt(PacketBuf& out) noexcept;

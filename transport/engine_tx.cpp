@@ -601,18 +601,31 @@ void Engine::reset_peer(Peer& p, PeerId pid, Status st) noexcept {
   fail_current(p, pid, st);
 }
 
+// We wait on the peer while our sends to it are unacknowledged, while a message from it is
+// half received, or while our probe is unanswered: dead after peer_timeout of silence.
+bool Engine::waiting_on(const Peer& p) const noexcept {
+  return p.sq_head || p.cur_recv || p.cur_unex || p.probe_ns;
+}
+
+// Receivers wait too: while receives are posted, a peer silent for a quarter of the timeout is
+// probed; its engine answers at once (ACK_REQ), or the timeout declares it dead.
+bool Engine::probe_due_to(const Peer& p) const noexcept {
+  return !p.probe_ns && !p.sq_head && (!posted_[0].empty() || !posted_[1].empty());
+}
+
+uint64_t Engine::liveness_deadline(const Peer& p) const noexcept {
+  uint64_t d = UINT64_MAX;
+  if (waiting_on(p)) d = p.heard_ns + cfg_.peer_timeout_ns;
+  if (probe_due_to(p)) d = std::min(d, p.heard_ns + cfg_.peer_timeout_ns / 4);
+  return d;
+}
+
 void Engine::check_liveness(Peer& p, PeerId pid, uint64_t now) noexcept {
-  // We wait on the peer while our sends to it are unacknowledged, while a message from it is
-  // half received, or while our probe is unanswered.
-  const bool waiting = p.sq_head || p.cur_recv || p.cur_unex || p.probe_ns;
-  if (waiting && now - p.heard_ns >= cfg_.peer_timeout_ns) {
+  if (waiting_on(p) && now - p.heard_ns >= cfg_.peer_timeout_ns) {
     declare_dead(p, pid);
     return;
   }
-  // Receivers wait too: while receives are posted, probe a peer silent for a quarter of the
-  // timeout; its engine answers at once (ACK_REQ), or the timeout above declares it dead.
-  if (!p.probe_ns && !p.sq_head && now - p.heard_ns >= cfg_.peer_timeout_ns / 4 &&
-      (!posted_[0].empty() || !posted_[1].empty())) {
+  if (probe_due_to(p) && now - p.heard_ns >= cfg_.peer_timeout_ns / 4) {
     p.ack_now = true;
     if (!p.ack_pending) note_ack_pending(p);
     p.probe_ns = now;
