@@ -5,21 +5,17 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cstring>
 
+#include "lib/util/clock.hpp"
 #include "lib/util/log.hpp"
 
 namespace pollfab::dpdk_glue {
 namespace {
 
-uint64_t mono_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000 + uint64_t(ts.tv_nsec) / 1000000;
-}
+uint64_t mono_ms() { return util::monotonic_ns() / 1'000'000; }
 
 // True if `path` is a unix socket nobody accepts on.
 bool stale_socket(const std::string& path) {

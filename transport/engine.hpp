@@ -223,7 +223,12 @@ class Engine {
   void on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t ext_len) noexcept;
   void on_rto(Peer& p, uint64_t now) noexcept;
   void detect_loss(Peer& p, uint64_t now) noexcept;
-  uint64_t probe_timeout(const Peer& p) const noexcept;  // PTO: 2 srtt + reo + ack delay, ns
+  // RACK/probe timing of p, ns: rtt (srtt, or rto_initial before a sample), reo (reordering
+  // window: rtt/4, at least 2 us), pto (probe timeout: 2 rtt + reo + ack delay).
+  struct LossTiming {
+    uint64_t rtt, reo, pto;
+  };
+  LossTiming loss_timing(const Peer& p) const noexcept;
   static uint64_t next_probe_ns(const TxSlot& t, uint64_t pto) noexcept;
   void arm_probe(Peer& p) noexcept;  // probe timer for snd_una if nothing else is armed
   bool resend(Peer& p, Seq32 psn, uint64_t now) noexcept;

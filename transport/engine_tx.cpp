@@ -127,9 +127,7 @@ void Engine::pump(Peer& p) noexcept {
 }
 
 void Engine::seal(PacketBuf& pkt) noexcept {
-  if (!cfg_.checksum) return;
-  if (pkt.ext_len) wire::seal(pkt.data, pkt.len - pkt.ext_len, pkt.ext, pkt.ext_len);
-  else wire::seal(pkt.data, pkt.len);
+  if (cfg_.checksum) wire::seal(pkt.data, pkt.len - pkt.ext_len, pkt.ext, pkt.ext_len);
 }
 
 bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32 psn,
@@ -350,9 +348,10 @@ bool Engine::resend(Peer& p, Seq32 psn, uint64_t now) noexcept {
   return true;
 }
 
-uint64_t Engine::probe_timeout(const Peer& p) const noexcept {
+Engine::LossTiming Engine::loss_timing(const Peer& p) const noexcept {
   const uint64_t rtt = p.rtt_valid ? p.srtt_ns : cfg_.rto_initial_ns;
-  return 2 * rtt + std::max<uint64_t>(rtt / 4, 2'000) + cfg_.ack_delay_ns;
+  const uint64_t reo = std::max<uint64_t>(rtt / 4, 2'000);
+  return {rtt, reo, 2 * rtt + reo + cfg_.ack_delay_ns};
 }
 
 // When the oldest packet's next probe is due: pto after its last send. The first three resends
@@ -372,7 +371,7 @@ void Engine::arm_probe(Peer& p) noexcept {
   // because it cannot deliver it yet). Only its cumulative ACK is missing: the RTO's business.
   const TxSlot& t = p.txw[p.snd_una.raw() & wmask_];
   if (!t.msg || t.sacked) return;
-  p.loss_deadline_ns = next_probe_ns(t, probe_timeout(p));
+  p.loss_deadline_ns = next_probe_ns(t, loss_timing(p).pto);
 }
 
 void Engine::detect_loss(Peer& p, uint64_t now) noexcept {
@@ -383,11 +382,9 @@ void Engine::detect_loss(Peer& p, uint64_t now) noexcept {
   // three-SACKs-above rule (RFC 6675) decides sooner. The oldest packet also has a probe
   // timer (RFC 8985 7, tail loss probe): when nothing was delivered after it (a lost tail, a
   // lost retransmission with the window full of SACKed packets) it is resent after two RTTs
-  // plus the receiver's ACK delay, doubling per resend, long before the RTO with its backoff
-  // and window collapse.
-  const uint64_t rtt = p.rtt_valid ? p.srtt_ns : cfg_.rto_initial_ns;
-  const uint64_t reo = std::max<uint64_t>(rtt / 4, 2'000);
-  const uint64_t pto = probe_timeout(p);
+  // plus the receiver's ACK delay (next_probe_ns), long before the RTO with its backoff and
+  // window collapse.
+  const auto [rtt, reo, pto] = loss_timing(p);
   auto probe_due = [pto](const TxSlot& t) { return next_probe_ns(t, pto); };
   uint32_t above = 0;
   Seq32 top = p.high_sacked > p.snd_una ? p.high_sacked : p.snd_una;

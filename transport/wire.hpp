@@ -118,19 +118,15 @@ inline void encode(const Header& h, uint8_t* p) noexcept {
 // Computes the CRC-32C of the len-byte packet at p (header + payload, checksum field zero)
 // and stores it in the checksum field. A computed CRC of 0 is stored as 0xffffffff, so that 0
 // keeps meaning "no checksum"; verify() accepts that spelling.
-inline void seal(uint8_t* p, size_t len) noexcept {
-  util::store_be32(p + kChecksumOffset, 0);
-  uint32_t c = util::crc32c(p, len);
-  util::store_be32(p + kChecksumOffset, c ? c : 0xffffffffu);
-}
-
-// seal() for a packet whose last ext_len bytes are elsewhere (zero copy): the CRC runs over the
-// head_len contiguous bytes at p, then over ext.
+// The last ext_len bytes may be elsewhere (zero copy): the CRC runs over the head_len
+// contiguous bytes at p, then over ext.
 inline void seal(uint8_t* p, size_t head_len, const uint8_t* ext, size_t ext_len) noexcept {
   util::store_be32(p + kChecksumOffset, 0);
-  uint32_t c = util::crc32c(ext, ext_len, util::crc32c(p, head_len));
+  uint32_t c = util::crc32c(p, head_len);
+  if (ext_len) c = util::crc32c(ext, ext_len, c);
   util::store_be32(p + kChecksumOffset, c ? c : 0xffffffffu);
 }
+inline void seal(uint8_t* p, size_t len) noexcept { seal(p, len, nullptr, 0); }
 
 // Verifies the checksum of the len-byte packet at p (len >= kHeaderBytes). Returns true if the
 // checksum field is 0 (none) or matches. Clears the field (the buffer is the receiver's).

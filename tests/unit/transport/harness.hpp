@@ -1,6 +1,7 @@
 // Two transport engines joined by a MemLink, driven by a ManualClock (no sleeps, deterministic).
 #pragma once
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -97,6 +98,17 @@ inline RecvOp make_recv(void* buf, size_t len, void* ctx = nullptr, PeerId peer 
   op.flags = flags;
   op.context = ctx;
   return op;
+}
+
+// Fills len bytes at p with an xorshift64 stream started from x (x != 0): message content that
+// a test can regenerate to check what arrived.
+inline void fill_xorshift(uint8_t* p, size_t len, uint64_t x) {
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    std::memcpy(p + i, &x, 8);
+  }
+  for (; i < len; ++i) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; p[i] = uint8_t(x); }
 }
 
 }  // namespace pollfab::transport::test

@@ -40,13 +40,7 @@ inline uint64_t mix(uint64_t x) {  // splitmix64 finaliser
 
 // Content of message idx of direction dir: a function of (seed, dir, idx, offset).
 inline void fill(uint8_t* p, size_t len, uint64_t seed, int dir, uint64_t idx) {
-  uint64_t x = mix(seed ^ mix(idx * 2 + uint64_t(dir))) | 1;
-  size_t i = 0;
-  for (; i + 8 <= len; i += 8) {
-    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-    std::memcpy(p + i, &x, 8);
-  }
-  for (; i < len; ++i) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; p[i] = uint8_t(x); }
+  test::fill_xorshift(p, len, mix(seed ^ mix(idx * 2 + uint64_t(dir))) | 1);
 }
 
 // ---- generated inputs ----

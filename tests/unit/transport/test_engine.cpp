@@ -18,13 +18,7 @@ namespace {
 
 // Deterministic content of message `idx` of a run: a function of (seed, idx, byte offset).
 void fill(uint8_t* p, size_t len, uint64_t seed, uint64_t idx) {
-  uint64_t x = seed * 0x9E3779B97F4A7C15ull + idx * 0xBF58476D1CE4E5B9ull + 1;
-  size_t i = 0;
-  for (; i + 8 <= len; i += 8) {
-    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-    std::memcpy(p + i, &x, 8);
-  }
-  for (; i < len; ++i) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; p[i] = uint8_t(x); }
+  fill_xorshift(p, len, seed * 0x9E3779B97F4A7C15ull + idx * 0xBF58476D1CE4E5B9ull + 1);
 }
 
 struct Flow {
