@@ -384,7 +384,8 @@ void Engine::detect_loss(Peer& p, uint64_t now) noexcept {
   // lost retransmission with the window full of SACKed packets) it is resent after two RTTs
   // plus the receiver's ACK delay (next_probe_ns), long before the RTO with its backoff and
   // window collapse.
-  const auto [rtt, reo, pto] = loss_timing(p);
+  const LossTiming lt = loss_timing(p);  // not a structured binding: clang 14 cannot capture one
+  const uint64_t rtt = lt.rtt, reo = lt.reo, pto = lt.pto;
   auto probe_due = [pto](const TxSlot& t) { return next_probe_ns(t, pto); };
   uint32_t above = 0;
   Seq32 top = p.high_sacked > p.snd_una ? p.high_sacked : p.snd_una;
