@@ -7,6 +7,12 @@
 # all in one run. Prints usec/xfer at 64 B and 4 KiB and MB/sec at 1 MiB side by side, with
 # ratios to pollfab over net_tap: ratio = row / pollfab(tap) for every column (usec/xfer: above
 # 1 means the row is slower than pollfab; MB/sec: above 1 means the row moves more data).
+# A second table gives pollfab's ratio to the raw DPDK floor on the same vdev (the figure a
+# change to the data path must not worsen): usec/xfer pollfab / raw (1 = at the floor, above =
+# slower), MB/sec pollfab / raw (1 = at the floor, below = less). On a VM, memif speed follows
+# where the host put the two vCPUs (docs/architecture-notes.md): the cache-line round trip
+# between CPUs 0 and 1 (pollfab-bench-xcore) is printed before and after the memif runs; compare
+# memif figures only between runs with the same placement.
 # Run as root. Options: --quick (fewer iterations).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -68,6 +74,8 @@ for s in 64:$i64 4096:$i4k 1048576:$i1m; do
 done
 raw raw_tap
 "$P" testbed down >/dev/null
+xcore() { build/apps/pollfab-bench-xcore --cpus 0,1 --ms 100 | sed -n 's/^xcore_rtt_ns=//p'; }
+x_before=$(xcore || echo n/a)
 if "$P" testbed up --link memif >/dev/null; then
   for s in 64:$i64 4096:$i4k 1048576:$i1m; do
     size=${s%:*}; it=${s#*:}
@@ -76,6 +84,7 @@ if "$P" testbed up --link memif >/dev/null; then
   raw raw_memif
   "$P" testbed down >/dev/null
 fi
+x_after=$(xcore || echo n/a)
 
 # ratio ROW POLLFAB = row / pollfab
 ratio() { python3 -c "import sys; a,b=sys.argv[1:]; print('%.2f'%(float(a)/float(b)) if a not in('n/a','') and b not in('n/a','') and float(b)>0 else 'n/a')" "$1" "$2"; }
@@ -94,3 +103,16 @@ row "raw DPDK floor, net_memif" "$(rawval raw_memif 64 3)" "$(rawval raw_memif 4
 echo
 echo "ratio = row / pollfab(tap): usec/xfer above 1 = slower than pollfab; MB/s above 1 = more throughput."
 echo "Iterations: 64 B $i64, 4 KiB $i4k, 1 MiB $i1m; raw: $i4k per size (lost raw frames are counted, not resent)."
+
+# pollfab / raw floor on the same vdev.
+printf "\n%-34s %12s %12s %12s\n" "pollfab / raw DPDK floor" "64B usec" "4KiB usec" "1MiB MB/s"
+floor_row() {  # label pollfab_name raw_name
+  printf "%-34s %12s %12s %12s\n" "$1" \
+    "$(ratio "$(val "$2".64 7)" "$(rawval "$3" 64 3)")" \
+    "$(ratio "$(val "$2".4096 7)" "$(rawval "$3" 4096 3)")" \
+    "$(ratio "$(val "$2".1048576 6)" "$(rawval "$3" 1048576 4)")"
+}
+floor_row "net_memif" pollfab_memif raw_memif
+floor_row "net_tap" pollfab_tap raw_tap
+echo "usec: pollfab/raw (1 = at the floor, above = slower); MB/s: pollfab/raw (below 1 = less throughput)."
+echo "vCPU placement, cache-line round trip CPU0<->CPU1: ${x_before} ns before memif, ${x_after} ns after (near < 150 ns)."
