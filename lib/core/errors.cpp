@@ -41,7 +41,33 @@ constexpr int kPosixFiCodes[] = {
     FI_ECANCELED,  FI_EKEYREJECTED,
 };
 
+// Status -> FI_E*, indexed by the enumerator (util::Status order).
+constexpr int kStatusErrno[] = {
+    0,               // Ok
+    FI_EINPROGRESS,  // InProgress
+    FI_EAGAIN,       // NoResource
+    FI_EINVAL,       // Invalid
+    FI_EMSGSIZE,     // TooBig
+    FI_ENOENT,       // NotFound
+    FI_ENOMEM,       // NoMemory
+    FI_ETRUNC,       // Truncated
+    FI_ECANCELED,    // Canceled
+    FI_ETIMEDOUT,    // TimedOut
+    FI_EIO,          // IoError
+    FI_EOPNOTSUPP,   // NotSupported
+    FI_EBUSY,        // Busy
+    FI_EACCES,       // Permission
+    FI_ENODEV,       // NoDevice
+};
+static_assert(sizeof(kStatusErrno) / sizeof(kStatusErrno[0]) == util::kStatusCount,
+              "util::Status changed: update kStatusErrno in lib/core/errors.cpp");
+
 }  // namespace
+
+int fi_errno_of(util::Status s) noexcept {
+  const auto i = static_cast<int>(s);
+  return i >= 0 && i < util::kStatusCount ? kStatusErrno[i] : FI_EOTHER;
+}
 
 const char* strerror_fi(int errnum) noexcept {
   if (errnum == INT_MIN) return strerror(errnum);  // reference: -INT_MIN wraps to INT_MIN

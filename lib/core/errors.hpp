@@ -5,6 +5,8 @@
 #pragma once
 #include <cstddef>
 
+#include "lib/util/status.hpp"
+
 namespace pollfab::core {
 
 // libfabric 1.17 fi_strerror(3), byte for byte:
@@ -39,5 +41,15 @@ bool is_fi_errno(int code) noexcept;
 // as the reference does, and fi_strerror still prints libc's text for them. INT_MIN (not
 // negatable) yields -FI_EOTHER. Thread-safety: MT-safe (pure).
 int errno_to_fi(int e) noexcept;
+
+// The FI_E* code of a pollfab Status, POSITIVE (0 for Status::Ok), as fi_cq_err_entry::err and
+// fi_eq_err_entry::err carry it; negate it for a return value (`return -fi_errno_of(st);`).
+// The one mapping for every layer (transport results, glue failures, completion errors):
+//   Ok 0, InProgress FI_EINPROGRESS, NoResource FI_EAGAIN, Invalid FI_EINVAL,
+//   TooBig FI_EMSGSIZE, NotFound FI_ENOENT, NoMemory FI_ENOMEM, Truncated FI_ETRUNC,
+//   Canceled FI_ECANCELED, TimedOut FI_ETIMEDOUT, IoError FI_EIO, NotSupported FI_EOPNOTSUPP,
+//   Busy FI_EBUSY, Permission FI_EACCES, NoDevice FI_ENODEV.
+// A value outside the enumeration gives FI_EOTHER. Thread-safety: MT-safe (pure).
+int fi_errno_of(util::Status s) noexcept;
 
 }  // namespace pollfab::core

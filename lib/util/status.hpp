@@ -1,7 +1,8 @@
 // Status codes shared by the layers below the OFI shim (no OFI types here).
 //
-// The transport and glue layers return a Status; providers map it to -FI_E* codes
-// (lib/core/errno_map.hpp). Back-pressure is a code (NoResource), never a spin.
+// The transport and glue layers return a Status; the layers that speak OFI turn it into an
+// FI_E* code with core::fi_errno_of() (lib/core/errors.hpp), the one table for every layer.
+// Back-pressure is a code (NoResource), never a spin.
 #pragma once
 #include <cstdint>
 
@@ -9,7 +10,7 @@ namespace pollfab::util {
 
 enum class Status : int32_t {
   Ok = 0,
-  InProgress,    // accepted; completes later
+  InProgress,    // accepted; completes later (FI_EINPROGRESS where a code is needed)
   NoResource,    // transient: queue, window or pool full; retry after progress (-FI_EAGAIN)
   Invalid,       // bad argument (-FI_EINVAL)
   TooBig,        // length exceeds a limit (-FI_EMSGSIZE)
@@ -19,11 +20,15 @@ enum class Status : int32_t {
   Canceled,      // operation canceled (-FI_ECANCELED)
   TimedOut,      // peer unresponsive (-FI_ETIMEDOUT)
   IoError,       // device or link failure (-FI_EIO)
-  NotSupported,  // (-FI_ENOSYS / -FI_EOPNOTSUPP)
+  NotSupported,  // (-FI_EOPNOTSUPP)
   Busy,          // object in use (-FI_EBUSY)
   Permission,    // privileges missing (-FI_EACCES)
   NoDevice,      // device missing (-FI_ENODEV)
+  // Add new codes above this line, and to core::fi_errno_of's table.
 };
+
+// Number of Status enumerators (they are 0 .. kStatusCount - 1).
+inline constexpr int kStatusCount = static_cast<int>(Status::NoDevice) + 1;
 
 constexpr const char* to_string(Status s) noexcept {
   switch (s) {

@@ -2,8 +2,9 @@
 
 #include <cstring>
 
-#include "lib/util/log.hpp"
+#include "lib/core/errors.hpp"
 #include "lib/core/fabric.hpp"
+#include "lib/util/log.hpp"
 #include "lib/core/provider.hpp"
 #include "providers/common/domain.hpp"
 
@@ -16,19 +17,6 @@ using util::Status;
 void install_endpoint_ops(fid_ep* ep) noexcept;  // endpoint_ops.cpp
 
 namespace {
-
-int fi_errno_of(Status s) noexcept {
-  switch (s) {
-    case Status::Ok: return 0;
-    case Status::Truncated: return FI_ETRUNC;
-    case Status::Canceled: return FI_ECANCELED;
-    case Status::TimedOut: return FI_ETIMEDOUT;
-    case Status::IoError: return FI_EIO;
-    case Status::NoMemory: return FI_ENOMEM;
-    case Status::TooBig: return FI_EMSGSIZE;
-    default: return FI_EOTHER;
-  }
-}
 
 transport::EngineConfig engine_config(const TransportDomain& d, const fi_info* info) {
   const auto& t = d.config().transport;
@@ -188,12 +176,7 @@ ssize_t TransportEndpoint::post_send(const iovec* iov, size_t count, fi_addr_t d
              ((flags & FI_REMOTE_CQ_DATA) ? transport::kOpCqData : 0) |
              ((flags & FI_INJECT) ? transport::kOpInject : 0) |
              ((!inject_call && (!tx_selective_ || (flags & FI_COMPLETION))) ? transport::kOpCompletion : 0);
-  switch (engine_->send(op)) {
-    case Status::Ok: return 0;
-    case Status::NoResource: return -FI_EAGAIN;
-    case Status::TooBig: return -FI_EMSGSIZE;
-    default: return -FI_EINVAL;
-  }
+  return -core::fi_errno_of(engine_->send(op));
 }
 
 ssize_t TransportEndpoint::post_recv(const iovec* iov, size_t count, fi_addr_t src, void* context,
@@ -216,11 +199,7 @@ ssize_t TransportEndpoint::post_recv(const iovec* iov, size_t count, fi_addr_t s
   op.context = context;
   op.flags = (tagged ? transport::kOpTagged : 0) |
              ((!rx_selective_ || (flags & FI_COMPLETION)) ? transport::kOpCompletion : 0);
-  switch (engine_->recv(op)) {
-    case Status::Ok: return 0;
-    case Status::NoResource: return -FI_EAGAIN;
-    default: return -FI_EINVAL;
-  }
+  return -core::fi_errno_of(engine_->recv(op));
 }
 
 ssize_t TransportEndpoint::cancel(void* context) noexcept {
@@ -249,7 +228,7 @@ void TransportEndpoint::on_completion(const Completion& c) noexcept {
   e.data = c.cq_data;
   e.tag = c.tag;
   e.olen = c.olen;
-  e.err = fi_errno_of(c.status);
+  e.err = core::fi_errno_of(c.status);
   e.prov_errno = e.err;
   cq->push_error(e);
 }

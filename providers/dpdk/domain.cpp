@@ -7,22 +7,12 @@
 #include <iterator>
 
 #include "dpdk_glue/eal.hpp"
+#include "lib/core/errors.hpp"
 #include "lib/util/log.hpp"
 
 namespace pollfab::providers::dpdk {
 
 std::string device_name(const std::string& dev) { return dev.substr(0, dev.find(',')); }
-
-int fi_errno_of(util::Status s) noexcept {
-  switch (s) {
-    case util::Status::Ok: return 0;
-    case util::Status::Permission: return -FI_EACCES;
-    case util::Status::NoDevice: return -FI_ENODEV;
-    case util::Status::NoMemory: return -FI_ENOMEM;
-    case util::Status::Invalid: return -FI_EINVAL;
-    default: return -FI_EIO;
-  }
-}
 
 DpdkFabric::DpdkFabric(core::Provider* prov, const fi_fabric_attr* attr, void* context,
                        const config::Config& cfg)
@@ -46,7 +36,7 @@ int DpdkFabric::open_domain(fi_info* info, fid_domain** dom, uint64_t flags, voi
   auto port = dpdk_glue::Port::open(want, cfg_, st, err);
   if (!port) {
     PF_LOG("dpdk", Warn, Domain, "fi_domain({}): {}", want, err);
-    return fi_errno_of(st);
+    return -core::fi_errno_of(st);
   }
   auto* d = new DpdkDomain(this, info, context, cfg_, std::move(port));
   *dom = d->fid();

@@ -45,6 +45,5 @@ class DpdkDomain final : public TransportDomain {
 
 // Domain (port) name of a vdev / device string: the part before the first ','.
 std::string device_name(const std::string& dev);
-int fi_errno_of(util::Status s) noexcept;
 
 }  // namespace pollfab::providers::dpdk

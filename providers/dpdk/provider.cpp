@@ -7,6 +7,7 @@
 
 #include "dpdk_glue/eal.hpp"
 #include "lib/config/loader.hpp"
+#include "lib/core/errors.hpp"
 #include "lib/core/info_alloc.hpp"
 #include "lib/util/log.hpp"
 #include "providers/common/attr.hpp"
@@ -79,7 +80,7 @@ class DpdkProvider final : public core::Provider {
     dpdk_glue::EalResult r = dpdk_glue::eal_acquire(*lr.config);
     if (r.status != util::Status::Ok) {
       PF_LOG(kName, Warn, Fabric, "fi_fabric: {}", r.message);
-      return fi_errno_of(r.status);
+      return -core::fi_errno_of(r.status);
     }
     auto* f = new DpdkFabric(this, attr, context, *lr.config);
     *fabric = f->fid();

@@ -105,3 +105,32 @@ TEST(ErrnoToFi, NegatesAndPassesThrough) {
   EXPECT_EQ(-FI_ETRUNC, pc::errno_to_fi(FI_ETRUNC));
   EXPECT_EQ(-FI_EOTHER, pc::errno_to_fi(INT_MIN));
 }
+
+// core::fi_errno_of: the one Status -> FI_E* table. Every enumerator maps to a positive code
+// that rdma/fi_errno.h declares (Ok to 0), no two errors share a code, and the ones the
+// providers rely on keep their meaning.
+TEST(FiErrnoOf, EveryStatusHasItsOwnPositiveOfiCode) {
+  using pollfab::util::Status;
+  EXPECT_EQ(pc::fi_errno_of(Status::Ok), 0);
+  std::vector<int> seen;
+  for (int i = 1; i < pollfab::util::kStatusCount; ++i) {
+    const auto s = static_cast<Status>(i);
+    const int e = pc::fi_errno_of(s);
+    EXPECT_GT(e, 0) << pollfab::util::to_string(s);
+    EXPECT_TRUE(pc::is_fi_errno(e)) << pollfab::util::to_string(s) << " -> " << e;
+    EXPECT_STRNE(pc::strerror_fi(e), "Unspecified error") << pollfab::util::to_string(s);
+    for (int prev : seen) EXPECT_NE(prev, e) << pollfab::util::to_string(s);
+    seen.push_back(e);
+  }
+  EXPECT_EQ(pc::fi_errno_of(Status::NoResource), FI_EAGAIN);
+  EXPECT_EQ(pc::fi_errno_of(Status::Invalid), FI_EINVAL);
+  EXPECT_EQ(pc::fi_errno_of(Status::TooBig), FI_EMSGSIZE);
+  EXPECT_EQ(pc::fi_errno_of(Status::Truncated), FI_ETRUNC);
+  EXPECT_EQ(pc::fi_errno_of(Status::Canceled), FI_ECANCELED);
+  EXPECT_EQ(pc::fi_errno_of(Status::TimedOut), FI_ETIMEDOUT);
+  EXPECT_EQ(pc::fi_errno_of(Status::IoError), FI_EIO);
+  EXPECT_EQ(pc::fi_errno_of(Status::Permission), FI_EACCES);
+  EXPECT_EQ(pc::fi_errno_of(Status::NoDevice), FI_ENODEV);
+  EXPECT_EQ(pc::fi_errno_of(static_cast<Status>(pollfab::util::kStatusCount)), FI_EOTHER);
+  EXPECT_EQ(pc::fi_errno_of(static_cast<Status>(-1)), FI_EOTHER);
+}
