@@ -1,47 +1,10 @@
 #include "lib/core/av.hpp"
 
 #include "lib/core/eq.hpp"
+#include "lib/core/ops_fid.hpp"
+#include "lib/core/ops_queues.hpp"
 
 namespace pollfab::core {
-namespace {
-
-Av* self(fid_av* a) { return Object::as<Av>(a); }
-
-int tr_insert(fid_av* av, const void* addr, size_t count, fi_addr_t* fi_addr, uint64_t flags,
-              void* context) {
-  if (!av || (!addr && count)) return -FI_EINVAL;
-  return guarded([&] { return self(av)->insert(addr, count, fi_addr, flags, context); });
-}
-int tr_remove(fid_av* av, fi_addr_t* fi_addr, size_t count, uint64_t flags) {
-  if (!av || (!fi_addr && count)) return -FI_EINVAL;
-  return guarded([&] { return self(av)->remove(fi_addr, count, flags); });
-}
-int tr_lookup(fid_av* av, fi_addr_t fi_addr, void* addr, size_t* addrlen) {
-  if (!av || !addrlen) return -FI_EINVAL;
-  return guarded([&] { return self(av)->lookup(fi_addr, addr, addrlen); });
-}
-const char* tr_straddr(fid_av* av, const void* addr, char* buf, size_t* len) {
-  if (!av || !addr || !len) return nullptr;
-  try {
-    return self(av)->straddr(addr, buf, len);
-  } catch (...) {
-    return nullptr;
-  }
-}
-
-fi_ops_av g_av_ops = {
-    .size = sizeof(fi_ops_av),
-    .insert = tr_insert,
-    .insertsvc = PF_ENOSYS(fi_ops_av, insertsvc),
-    .insertsym = PF_ENOSYS(fi_ops_av, insertsym),
-    .remove = tr_remove,
-    .lookup = tr_lookup,
-    .straddr = tr_straddr,
-    .av_set = PF_ENOSYS(fi_ops_av, av_set),
-};
-
-}  // namespace
-
 int Av::validate(const fi_av_attr* attr) noexcept {
   if (!attr) return -FI_EINVAL;
   switch (attr->type) {
@@ -57,8 +20,8 @@ int Av::validate(const fi_av_attr* attr) noexcept {
 Av::Av(Object* owner, const AddressFormat& fmt, const fi_av_attr* attr, void* context)
     : owner_(owner), fmt_(fmt) {
   type_ = attr && attr->type != FI_AV_UNSPEC ? attr->type : FI_AV_TABLE;
-  init_fid(box_, FI_CLASS_AV, context);
-  box_.fid.ops = &g_av_ops;
+  init_fid(box_, FI_CLASS_AV, context, &ops_fid<Av>);
+  box_.fid.ops = &ops_av<Av>;
   owner_->ref();
 }
 

@@ -41,7 +41,7 @@ class Av final : public Object {
   fid_av* fid() noexcept { return &box_.fid; }
   int close() override;
   Object* owner() const noexcept { return owner_; }
-  int bind(struct fid* bfid, uint64_t flags) override;
+  int bind(struct fid* bfid, uint64_t flags);
 
   int insert(const void* addr, size_t count, fi_addr_t* fi_addr, uint64_t flags, void* context);
   int remove(fi_addr_t* fi_addr, size_t count, uint64_t flags);

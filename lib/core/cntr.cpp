@@ -2,33 +2,11 @@
 
 #include <sched.h>
 
+#include "lib/core/ops_fid.hpp"
+#include "lib/core/ops_queues.hpp"
 #include "lib/util/clock.hpp"
 
 namespace pollfab::core {
-namespace {
-
-Cntr* self(fid_cntr* c) { return Object::as<Cntr>(c); }
-uint64_t tr_read(fid_cntr* c) { return c ? self(c)->read() : 0; }
-uint64_t tr_readerr(fid_cntr* c) { return c ? self(c)->readerr() : 0; }
-int tr_add(fid_cntr* c, uint64_t v) { return c ? self(c)->add(v) : -FI_EINVAL; }
-int tr_set(fid_cntr* c, uint64_t v) { return c ? self(c)->set(v) : -FI_EINVAL; }
-int tr_wait(fid_cntr* c, uint64_t t, int timeout) { return c ? self(c)->wait(t, timeout) : -FI_EINVAL; }
-int tr_adderr(fid_cntr* c, uint64_t v) { return c ? self(c)->adderr(v) : -FI_EINVAL; }
-int tr_seterr(fid_cntr* c, uint64_t v) { return c ? self(c)->seterr(v) : -FI_EINVAL; }
-
-fi_ops_cntr g_cntr_ops = {
-    .size = sizeof(fi_ops_cntr),
-    .read = tr_read,
-    .readerr = tr_readerr,
-    .add = tr_add,
-    .set = tr_set,
-    .wait = tr_wait,
-    .adderr = tr_adderr,
-    .seterr = tr_seterr,
-};
-
-}  // namespace
-
 int Cntr::validate(const fi_cntr_attr* attr) noexcept {
   if (!attr) return 0;
   if (attr->events != FI_CNTR_EVENTS_COMP) return -FI_ENOSYS;
@@ -41,8 +19,8 @@ int Cntr::validate(const fi_cntr_attr* attr) noexcept {
 
 Cntr::Cntr(Object* owner, Progressable* progress, const fi_cntr_attr*, void* context)
     : owner_(owner), progress_(progress) {
-  init_fid(box_, FI_CLASS_CNTR, context);
-  box_.fid.ops = &g_cntr_ops;
+  init_fid(box_, FI_CLASS_CNTR, context, &ops_fid<Cntr>);
+  box_.fid.ops = &ops_cntr<Cntr>;
   owner_->ref();
 }
 

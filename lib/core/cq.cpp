@@ -5,48 +5,12 @@
 #include <cstring>
 
 #include "lib/core/errors.hpp"
+#include "lib/core/ops_fid.hpp"
+#include "lib/core/ops_queues.hpp"
 #include "lib/util/clock.hpp"
 
 namespace pollfab::core {
 namespace {
-
-Cq* self(fid_cq* c) { return Object::as<Cq>(c); }
-
-ssize_t tr_read(fid_cq* cq, void* buf, size_t count) {
-  if (!cq || (!buf && count)) return -FI_EINVAL;
-  return self(cq)->read(buf, count, nullptr);
-}
-ssize_t tr_readfrom(fid_cq* cq, void* buf, size_t count, fi_addr_t* src) {
-  if (!cq || (!buf && count)) return -FI_EINVAL;
-  return self(cq)->read(buf, count, src);
-}
-ssize_t tr_readerr(fid_cq* cq, fi_cq_err_entry* buf, uint64_t flags) {
-  if (!cq || !buf) return -FI_EINVAL;
-  return self(cq)->readerr(buf, flags);
-}
-ssize_t tr_sread(fid_cq* cq, void* buf, size_t count, const void*, int timeout) {
-  if (!cq || (!buf && count)) return -FI_EINVAL;
-  return self(cq)->sread(buf, count, nullptr, timeout);
-}
-ssize_t tr_sreadfrom(fid_cq* cq, void* buf, size_t count, fi_addr_t* src, const void*, int timeout) {
-  if (!cq || (!buf && count)) return -FI_EINVAL;
-  return self(cq)->sread(buf, count, src, timeout);
-}
-int tr_signal(fid_cq* cq) { return cq ? self(cq)->signal() : -FI_EINVAL; }
-const char* tr_strerror(fid_cq*, int prov_errno, const void*, char* buf, size_t len) {
-  return prov_strerror(prov_errno, buf, len);
-}
-
-fi_ops_cq g_cq_ops = {
-    .size = sizeof(fi_ops_cq),
-    .read = tr_read,
-    .readfrom = tr_readfrom,
-    .readerr = tr_readerr,
-    .sread = tr_sread,
-    .sreadfrom = tr_sreadfrom,
-    .signal = tr_signal,
-    .strerror = tr_strerror,
-};
 
 size_t entry_size(fi_cq_format f) {
   switch (f) {
@@ -78,8 +42,8 @@ Cq::Cq(Object* owner, Progressable* progress, const fi_cq_attr& attr, uint32_t a
   entry_size_ = entry_size(format_);
   ring_.reset(static_cast<uint32_t>(attr.size ? std::min<size_t>(attr.size, 1u << 20) : 1024));
   lock_.enable(thread_safe);
-  init_fid(box_, FI_CLASS_CQ, context);
-  box_.fid.ops = &g_cq_ops;
+  init_fid(box_, FI_CLASS_CQ, context, &ops_fid<Cq>);
+  box_.fid.ops = &ops_cq<Cq>;
   owner_->ref();
 }
 

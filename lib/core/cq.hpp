@@ -31,7 +31,7 @@ class Cq final : public Object {
   fid_cq* fid() noexcept { return &box_.fid; }
   int close() override;
   Object* owner() const noexcept { return owner_; }
-  int control(int command, void* arg) override;
+  int control(int command, void* arg);
 
   // Hot path, called by providers.
   void push(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t data, uint64_t tag,

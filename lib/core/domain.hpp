@@ -1,21 +1,22 @@
 // Domain: base of every provider's domain (fi_domain(3)). Opens the provider-neutral CQs,
-// counters and AVs, registers memory (fi_mr(3)), and delegates endpoints and progress to the
-// provider. Under FI_PROGRESS_MANUAL, CQ/counter reads call progress().
+// counters and AVs, registers memory (fi_mr(3); mr_reg is virtual: a provider that registers
+// with its device overrides it and creates its own Mr subclass), and delegates endpoints and
+// progress to the provider. Under FI_PROGRESS_MANUAL, CQ/counter reads call progress().
+// Its fid's tables are ops_domain<Domain> / ops_mr<Domain> until the provider's class installs
+// its own (install_domain_ops<Self>, lib/core/ops_domain.hpp), which is how a provider adds
+// calls the base lacks (srx_ctx, poll_open, query_atomic, ...).
 // Thread-safety follows the domain's threading attribute: with FI_THREAD_SAFE the provider's
 // progress and data calls take lock(); other levels rely on the application (fi_domain(3)).
 #pragma once
-#include <mutex>
-#include <unordered_map>
-
 #include "lib/core/av.hpp"
 #include "lib/core/fid.hpp"
+#include "lib/core/mr.hpp"
 #include "lib/core/progress.hpp"
 #include "lib/util/spinlock.hpp"
 
 namespace pollfab::core {
 
 class Fabric;
-class Mr;
 
 class Domain : public Object, public Progressable {
  public:
@@ -41,19 +42,20 @@ class Domain : public Object, public Progressable {
   int av_open(fi_av_attr* attr, fid_av** av, void* context);
   int cq_open(fi_cq_attr* attr, fid_cq** cq, void* context);
   int cntr_open(fi_cntr_attr* attr, fid_cntr** cntr, void* context);
-  int mr_reg(const iovec* iov, size_t count, uint64_t access, uint64_t offset, uint64_t key,
-             uint64_t flags, fid_mr** mr, void* context);
-  void mr_remove(Mr* mr) noexcept;
-  Mr* mr_find(uint64_t key) noexcept;
+  // fi_mr_reg / regv / regattr (fi_mr(3)). Default: a core::Mr over the iov (1..4 entries),
+  // key from mrs(). Returns 0, -FI_EINVAL (count, access bits), -FI_EBADFLAGS, -FI_ENOKEY
+  // (requested key in use).
+  virtual int mr_reg(const iovec* iov, size_t count, uint64_t access, uint64_t offset,
+                     uint64_t key, uint64_t flags, fid_mr** mr, void* context);
+  // The domain's memory regions by key.
+  MrMap& mrs() noexcept { return mrs_; }
 
  protected:
   FidBox<fid_domain> box_;
   Fabric* fabric_;
   fi_info* info_ = nullptr;
   util::MaybeLock lock_;
-  std::mutex mr_mu_;
-  std::unordered_map<uint64_t, Mr*> mrs_;
-  uint64_t next_key_ = 1;
+  MrMap mrs_;
 };
 
 }  // namespace pollfab::core

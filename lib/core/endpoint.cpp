@@ -1,5 +1,7 @@
 #include "lib/core/endpoint.hpp"
 
+#include "lib/core/ops_fid.hpp"
+
 namespace pollfab::core {
 
 EndpointBase::EndpointBase(Domain* dom, const fi_info* info, void* context) : dom_(dom) {
@@ -10,7 +12,7 @@ EndpointBase::EndpointBase(Domain* dom, const fi_info* info, void* context) : do
     msg_order_ = info->tx_attr->msg_order;
   }
   if (info->rx_attr) rx_op_flags_ = info->rx_attr->op_flags;
-  init_fid(box_, FI_CLASS_EP, context);
+  init_fid(box_, FI_CLASS_EP, context, &ops_fid<EndpointBase>);
   dom_->ref();
 }
 

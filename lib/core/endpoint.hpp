@@ -1,4 +1,6 @@
-// EndpointBase: what every provider's endpoint shares (fi_endpoint(3)): the fid_ep box,
+// EndpointBase: what every provider's endpoint shares (fi_endpoint(3)): the fid_ep box (its
+// fi_ops are ops_fid<EndpointBase>; the provider's class installs the data and CM tables with
+// core::install_endpoint_ops<Self>, lib/core/ops_ep.hpp),
 // bindings to CQs (FI_TRANSMIT / FI_RECV, FI_SELECTIVE_COMPLETION), counters (FI_SEND,
 // FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE), an AV and an EQ; fi_enable
 // checks; FI_GETOPSFLAG / FI_SETOPSFLAG. Bindings hold references, released at close.
@@ -20,10 +22,14 @@ class EndpointBase : public Object {
   ~EndpointBase() override;
   fid_ep* fid() noexcept { return &box_.fid; }
   Domain* domain() const noexcept { return dom_; }
+  // The endpoint's default operation flags (fi_endpoint(3) FI_GETOPSFLAG / FI_SETOPSFLAG),
+  // used by the data calls that take none (fi_send, fi_recv, ...: lib/core/ops_msg.hpp).
+  uint64_t tx_op_flags() const noexcept { return tx_op_flags_; }
+  uint64_t rx_op_flags() const noexcept { return rx_op_flags_; }
 
   int close() override;
-  int bind(struct fid* bfid, uint64_t flags) override;
-  int control(int command, void* arg) override;
+  int bind(struct fid* bfid, uint64_t flags);
+  int control(int command, void* arg);
   // fi_enable(3): the provider brings the endpoint up (bindings are final from here).
   virtual int enable() = 0;
   // Called by close() before bindings are released and the object deleted.

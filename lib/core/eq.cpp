@@ -1,50 +1,17 @@
 #include "lib/core/eq.hpp"
 
 #include "lib/core/errors.hpp"
+#include "lib/core/ops_fid.hpp"
+#include "lib/core/ops_queues.hpp"
 
 #include <chrono>
 #include <cstring>
 
 namespace pollfab::core {
-namespace {
-
-Eq* self(fid_eq* e) { return Object::as<Eq>(e); }
-
-ssize_t tr_read(fid_eq* eq, uint32_t* event, void* buf, size_t len, uint64_t flags) {
-  if (!eq) return -FI_EINVAL;
-  return guarded([&]() -> ssize_t { return self(eq)->read(event, buf, len, flags); });
-}
-ssize_t tr_readerr(fid_eq* eq, fi_eq_err_entry* buf, uint64_t flags) {
-  if (!eq || !buf) return -FI_EINVAL;
-  return guarded([&]() -> ssize_t { return self(eq)->readerr(buf, flags); });
-}
-ssize_t tr_write(fid_eq* eq, uint32_t event, const void* buf, size_t len, uint64_t flags) {
-  if (!eq || (!buf && len)) return -FI_EINVAL;
-  return guarded([&]() -> ssize_t { return self(eq)->write(event, buf, len, flags); });
-}
-ssize_t tr_sread(fid_eq* eq, uint32_t* event, void* buf, size_t len, int timeout, uint64_t flags) {
-  if (!eq) return -FI_EINVAL;
-  return guarded([&]() -> ssize_t { return self(eq)->sread(event, buf, len, timeout, flags); });
-}
-const char* tr_strerror(fid_eq*, int prov_errno, const void*, char* buf, size_t len) {
-  return prov_strerror(prov_errno, buf, len);
-}
-
-fi_ops_eq g_eq_ops = {
-    .size = sizeof(fi_ops_eq),
-    .read = tr_read,
-    .readerr = tr_readerr,
-    .write = tr_write,
-    .sread = tr_sread,
-    .strerror = tr_strerror,
-};
-
-}  // namespace
-
 Eq::Eq(Object* owner, const fi_eq_attr* attr, void* context) : owner_(owner) {
   if (attr) attr_ = *attr;
-  init_fid(box_, FI_CLASS_EQ, context);
-  box_.fid.ops = &g_eq_ops;
+  init_fid(box_, FI_CLASS_EQ, context, &ops_fid<Eq>);
+  box_.fid.ops = &ops_eq<Eq>;
   if (owner_) owner_->ref();
 }
 

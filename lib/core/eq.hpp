@@ -18,7 +18,7 @@ class Eq final : public Object {
   fid_eq* fid() noexcept { return &box_.fid; }
 
   int close() override;
-  int control(int command, void* arg) override;
+  int control(int command, void* arg);
 
   // fi_eq_read: -FI_EAGAIN if empty, -FI_EAVAIL if an error is at the head, -FI_ETOOSMALL if
   // len cannot hold the event; FI_PEEK leaves it queued. Returns the bytes copied.

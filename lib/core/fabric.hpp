@@ -1,5 +1,6 @@
 // Fabric: base of every provider's fabric object (fi_fabric(3)). Opens EQs (provider-neutral)
-// and domains (provider-specific, open_domain). Holds the API version the application asked
+// and domains (provider-specific, open_domain). Its fid's tables are ops_fid<Fabric> and
+// ops_fabric<Fabric> until the provider's class installs its own (install_fabric_ops). Holds the API version the application asked
 // for in fi_getinfo, which decides versioned behaviours (e.g. fi_cq_readerr's layout).
 #pragma once
 #include <string>
@@ -22,8 +23,10 @@ class Fabric : public Object {
   int close() override;
   // fi_domain(3): the provider opens its domain for info (validated by the caller).
   virtual int open_domain(fi_info* info, fid_domain** dom, uint64_t flags, void* context) = 0;
-  virtual int open_passive_ep(fi_info* info, fid_pep** pep, void* context) { return -FI_ENOSYS; }
+  // fi_eq_open(3): the provider-neutral EQ.
   int eq_open(fi_eq_attr* attr, fid_eq** eq, void* context);
+  // Further fi_ops_fabric calls (fi_passive_ep, fi_wait_open, fi_trywait) are members of the
+  // provider's fabric class, which installs install_fabric_ops<Self>() (lib/core/ops_fabric.hpp).
 
  protected:
   FidBox<fid_fabric> box_;

@@ -5,6 +5,8 @@
 //
 // Lifetime (fi_close(3), fi_endpoint(3) "fi_close"): objects count the bindings and children
 // that use them; close() on an object still referenced returns -FI_EBUSY and changes nothing.
+// Every ops table, this fi_ops included, is built by the mechanism of lib/core/ops.hpp:
+// init_fid() installs ops_fid<T> (close, bind, control, ... of class T, ops_fid.hpp).
 // Exceptions never cross the C ABI: control-path trampolines catch everything and return
 // -FI_ENOMEM / -FI_EOTHER; data-path methods are noexcept.
 #pragma once
@@ -16,7 +18,6 @@
 
 #include <atomic>
 #include <cstddef>
-#include <new>
 
 namespace pollfab::core {
 
@@ -36,15 +37,9 @@ class Object {
   Object& operator=(const Object&) = delete;
 
   // fi_close(3). Returns 0, or -FI_EBUSY while other objects still use this one.
+  // (fi_bind, fi_control and fi_open_ops are members of the classes that support them; see
+  // lib/core/ops_fid.hpp.)
   virtual int close() = 0;
-  // fi_bind(3) on this object (e.g. fi_ep_bind). Default: -FI_ENOSYS.
-  virtual int bind(struct fid* bfid, uint64_t flags) { return -FI_ENOSYS; }
-  // fi_control(3). Default: -FI_ENOSYS.
-  virtual int control(int command, void* arg) { return -FI_ENOSYS; }
-  // fi_open_ops(3). Default: -FI_ENOSYS.
-  virtual int ops_open(const char* name, uint64_t flags, void** ops, void* context) {
-    return -FI_ENOSYS;
-  }
 
   void ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
   void unref() noexcept { refs_.fetch_sub(1, std::memory_order_acq_rel); }
@@ -57,43 +52,23 @@ class Object {
   static T* as(const void* fid_ptr) noexcept {
     return static_cast<T*>(from(fid_ptr));
   }
-  // The fi_ops table shared by every object (close, bind, control, ops_open trampolines).
-  static fi_ops* generic_ops() noexcept;
 
  protected:
+  // Fills the fid header: class, context and the fi_ops table (core::ops_fid<T> of
+  // lib/core/ops_fid.hpp, T the class whose close, bind, control, ... the fid calls).
   template <class F>
-  void init_fid(FidBox<F>& box, size_t fclass, void* context) noexcept {
+  void init_fid(FidBox<F>& box, size_t fclass, void* context, fi_ops* ops) noexcept {
     static_assert(offsetof(FidBox<F>, fid) == sizeof(void*));
     box.self = this;
     auto* f = reinterpret_cast<struct fid*>(&box.fid);
     f->fclass = fclass;
     f->context = context;
-    f->ops = generic_ops();
+    f->ops = ops;
   }
 
  private:
   std::atomic<int> refs_{0};
 };
 
-// Runs f() and maps escaping exceptions to -FI_E* (used by every control-path trampoline).
-template <class Fn>
-inline auto guarded(Fn&& f) noexcept -> decltype(f()) {
-  try {
-    return f();
-  } catch (const std::bad_alloc&) {
-    return -FI_ENOMEM;
-  } catch (...) {
-    return -FI_EOTHER;
-  }
-}
-
-// A function of any ops-table slot type that returns -FI_ENOSYS (unsupported operations).
-template <class F>
-struct Enosys;
-template <class R, class... A>
-struct Enosys<R (*)(A...)> {
-  static R fn(A...) noexcept { return static_cast<R>(-FI_ENOSYS); }
-};
-#define PF_ENOSYS(table, member) (&::pollfab::core::Enosys<decltype(table::member)>::fn)
-
 }  // namespace pollfab::core
+

@@ -4,6 +4,7 @@
 
 #include "lib/core/errors.hpp"
 #include "lib/core/fabric.hpp"
+#include "lib/core/ops_ep.hpp"
 #include "lib/util/log.hpp"
 #include "lib/core/provider.hpp"
 #include "providers/common/domain.hpp"
@@ -13,8 +14,6 @@ namespace pollfab::providers {
 using transport::Completion;
 using transport::PeerId;
 using util::Status;
-
-void install_endpoint_ops(fid_ep* ep) noexcept;  // endpoint_ops.cpp
 
 namespace {
 
@@ -46,7 +45,7 @@ transport::EngineConfig engine_config(const TransportDomain& d, const fi_info* i
 
 TransportEndpoint::TransportEndpoint(TransportDomain* dom, const fi_info* info, void* context)
     : core::EndpointBase(dom, info, context), tdom_(dom) {
-  install_endpoint_ops(&box_.fid);
+  core::install_endpoint_ops<TransportEndpoint>(box_.fid);
   // Build everything that can throw before the domain can see this endpoint.
   transport::EngineConfig cfg = engine_config(*dom, info);
   auto engine = std::make_unique<transport::Engine>(cfg, dom->io(), dom->clock(), *this);
@@ -158,20 +157,21 @@ fi_addr_t TransportEndpoint::source_of(const Completion& c) noexcept {
   return a;
 }
 
-ssize_t TransportEndpoint::post_send(const iovec* iov, size_t count, fi_addr_t dest,
-                                     void* context, uint64_t data, uint64_t tag, uint64_t flags,
-                                     bool tagged, bool inject_call) noexcept {
+static_assert(core::MsgEndpoint<TransportEndpoint>);
+
+ssize_t TransportEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tagged,
+                                bool inject_call) noexcept {
   if (!enabled_) return -FI_EOPBADSTATE;
-  if (count > transport::kMaxIov || (count && !iov)) return -FI_EINVAL;
+  if (a.count > transport::kMaxIov || (a.count && !a.iov)) return -FI_EINVAL;
   util::Guard<util::MaybeLock> g(tdom_->lock());
   transport::SendOp op;
-  op.peer = resolve(dest);
+  op.peer = resolve(a.addr);
   if (op.peer == transport::kNoPeer) return -FI_EINVAL;
-  for (size_t i = 0; i < count; ++i) op.iov[i] = iov[i];
-  op.iov_count = static_cast<uint32_t>(count);
-  op.tag = tag;
-  op.cq_data = data;
-  op.context = context;
+  for (size_t i = 0; i < a.count; ++i) op.iov[i] = a.iov[i];
+  op.iov_count = static_cast<uint32_t>(a.count);
+  op.tag = tagged ? a.tag : 0;
+  op.cq_data = a.data;
+  op.context = a.context;
   op.flags = (tagged ? transport::kOpTagged : 0) |
              ((flags & FI_REMOTE_CQ_DATA) ? transport::kOpCqData : 0) |
              ((flags & FI_INJECT) ? transport::kOpInject : 0) |
@@ -179,24 +179,22 @@ ssize_t TransportEndpoint::post_send(const iovec* iov, size_t count, fi_addr_t d
   return -core::fi_errno_of(engine_->send(op));
 }
 
-ssize_t TransportEndpoint::post_recv(const iovec* iov, size_t count, fi_addr_t src, void* context,
-                                     uint64_t tag, uint64_t ignore, uint64_t flags,
-                                     bool tagged) noexcept {
+ssize_t TransportEndpoint::recv(const core::MsgArgs& a, uint64_t flags, bool tagged) noexcept {
   if (!enabled_) return -FI_EOPBADSTATE;
-  if (count > transport::kMaxIov || (count && !iov)) return -FI_EINVAL;
+  if (a.count > transport::kMaxIov || (a.count && !a.iov)) return -FI_EINVAL;
   if (flags & (FI_MULTI_RECV | FI_PEEK | FI_CLAIM | FI_DISCARD)) return -FI_ENOSYS;
   util::Guard<util::MaybeLock> g(tdom_->lock());
   transport::RecvOp op;
   op.peer = transport::kAnyPeer;
-  if ((caps_ & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC) {
-    op.peer = resolve(src);
+  if ((caps_ & FI_DIRECTED_RECV) && a.addr != FI_ADDR_UNSPEC) {
+    op.peer = resolve(a.addr);
     if (op.peer == transport::kNoPeer) return -FI_EINVAL;
   }
-  for (size_t i = 0; i < count; ++i) op.iov[i] = iov[i];
-  op.iov_count = static_cast<uint32_t>(count);
-  op.tag = tag;
-  op.ignore = ignore;
-  op.context = context;
+  for (size_t i = 0; i < a.count; ++i) op.iov[i] = a.iov[i];
+  op.iov_count = static_cast<uint32_t>(a.count);
+  op.tag = a.tag;
+  op.ignore = a.ignore;
+  op.context = a.context;
   op.flags = (tagged ? transport::kOpTagged : 0) |
              ((!rx_selective_ || (flags & FI_COMPLETION)) ? transport::kOpCompletion : 0);
   return -core::fi_errno_of(engine_->recv(op));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "lib/core/endpoint.hpp"
+#include "lib/core/ops_msg.hpp"
 #include "transport/engine.hpp"
 
 namespace pollfab::providers {
@@ -34,19 +35,18 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   void teardown() noexcept override;
   void on_completion(const transport::Completion& c) noexcept override;
 
-  // Data path (trampolines in endpoint_ops.cpp). flags are FI_* operation flags.
-  // inject_call: an fi_inject* call (never a completion); FI_INJECT in flags only means the
-  // buffer is copied at once (fi_sendmsg with FI_INJECT still completes normally).
-  ssize_t post_send(const iovec* iov, size_t count, fi_addr_t dest, void* context,
-                    uint64_t data, uint64_t tag, uint64_t flags, bool tagged,
-                    bool inject_call = false) noexcept;
-  ssize_t post_recv(const iovec* iov, size_t count, fi_addr_t src, void* context, uint64_t tag,
-                    uint64_t ignore, uint64_t flags, bool tagged) noexcept;
+  // Data path: the members core's ops tables call (lib/core/ops_msg.hpp, ops_ep.hpp; this
+  // class's tables are built from them). flags are FI_* operation flags. inject: an fi_inject*
+  // call (never a completion); FI_INJECT in flags only means the buffer is copied at once
+  // (fi_sendmsg with FI_INJECT still completes normally).
+  ssize_t send(const core::MsgArgs& a, uint64_t flags, bool tagged, bool inject) noexcept;
+  ssize_t recv(const core::MsgArgs& a, uint64_t flags, bool tagged) noexcept;
   ssize_t cancel(void* context) noexcept;
   int getname(void* addr, size_t* addrlen) noexcept;
   int setname(const void* addr, size_t addrlen) noexcept;
-  uint64_t tx_op_flags() const noexcept { return tx_op_flags_; }
-  uint64_t rx_op_flags() const noexcept { return rx_op_flags_; }
+  // fi_getopt / fi_setopt: no option is supported yet (-FI_ENOPROTOOPT).
+  int getopt(int level, int name, void* val, size_t* len) noexcept { return -FI_ENOPROTOOPT; }
+  int setopt(int level, int name, const void* val, size_t len) noexcept { return -FI_ENOPROTOOPT; }
   size_t inject_size() const noexcept { return inject_size_; }
 
  private:
