@@ -1,14 +1,18 @@
-// PacketIo: how the transport sees a link. Implemented by the dpdk provider (mbufs on a port
-// queue), the udp provider (kernel sockets) and transport/testing (in-memory link).
+// PacketIo: how the transport sees a link, both ways. Implemented by the dpdk provider (mbufs
+// on a port queue), the udp provider (kernel sockets) and transport/testing (in-memory link);
+// the fault layer (transport/fault_io.hpp) wraps any of them.
 //
 // The transport writes the pollfab header and payload at PacketBuf::data; the I/O layer owns
 // the headroom before it for its own lower headers (Ethernet/IPv4/UDP on DPDK).
 // Ownership: alloc() hands buffers to the caller; tx_burst() takes back the ones it sends
-// (the first `n_sent`), the caller keeps the rest; buffers from rx are the receiver's until it
-// calls free(). Thread-safety: none (the owning domain serialises calls).
+// (the first `n_sent`), the caller keeps the rest; buffers from rx_burst() are the receiver's
+// until it calls free(). Thread-safety: none (the owning domain serialises calls).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+#include "lib/util/counter.hpp"
 
 namespace pollfab::transport {
 
@@ -78,6 +82,34 @@ class PacketIo {
   virtual void free(PacketBuf* pkts, uint16_t n) noexcept = 0;
   // Fills the route used to send to `host` (e.g. the Ethernet/IPv4/UDP header template).
   virtual void resolve(const HostAddr& host, Route& route) noexcept = 0;
+  // Receives up to n packets (pollfab header at data, len bytes, sender at src; contiguous,
+  // ext_len 0); returns how many. Lower-layer headers are validated and stripped here: what
+  // fails is dropped and counted by the I/O layer, never handed up.
+  virtual uint16_t rx_burst(PacketBuf* out, uint16_t n) noexcept = 0;
+  // Time-driven work of the I/O layer (held fault packets, device tx cleanup); called from
+  // every progress. Never blocks.
+  virtual void service() noexcept {}
+  // A second packet with pkt's bytes, for one more transmission (the fault layer's duplicate).
+  // Default: a new buffer with the head bytes copied and attached memory attached again under
+  // the same pin (or copied if that fails). A layer may instead hand out a second reference to
+  // the same buffer (DPDK: mbuf reference count). False: out of buffers, nothing changed.
+  virtual bool clone(const PacketBuf& pkt, PacketBuf& out) noexcept {
+    if (alloc(&out, 1) != 1) return false;
+    const uint32_t head = pkt.len - pkt.ext_len;
+    std::memcpy(out.data, pkt.data, head);
+    out.len = head;
+    out.route = pkt.route;
+    if (pkt.ext_len && !attach(out, pkt.ext, pkt.ext_len, pkt.pin)) {
+      std::memcpy(out.data + head, pkt.ext, pkt.ext_len);
+      out.len = pkt.len;
+    }
+    return true;
+  }
+  // The layer's counters (rx/tx, drops by cause, faults) into out[0..max); returns how many.
+  virtual size_t counters(util::Counter* out, size_t max) const noexcept {
+    (void)out, (void)max;
+    return 0;
+  }
 
   // Zero copy (optional; the defaults say "not supported"). A message's payload can be sent
   // from the application's memory instead of being copied into packet buffers: the transport

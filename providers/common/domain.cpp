@@ -2,6 +2,7 @@
 
 #include "lib/core/fabric.hpp"
 #include "lib/core/provider.hpp"
+#include "lib/util/log.hpp"
 #include "providers/common/endpoint.hpp"
 #include "transport/wire.hpp"
 
@@ -14,14 +15,45 @@ TransportDomain::TransportDomain(core::Fabric* fabric, const fi_info* info, void
   lock_.enable(true);       // the assist thread may run progress concurrently
 }
 
-TransportDomain::~TransportDomain() {
-  stats::domain_closing(this);  // normally done by teardown()
-  stop_assist();
+TransportDomain::~TransportDomain() { release_io(); }  // normally done by teardown()
+
+void TransportDomain::teardown() noexcept { release_io(); }
+
+void TransportDomain::attach_io(std::unique_ptr<transport::PacketIo> io) {
+  io_inner_ = std::move(io);
+  io_ = io_inner_.get();
+  const config::FaultConfig& f = cfg_.fault;
+  transport::FaultIoConfig fc;
+  fc.faults = {f.drop, f.dup, f.reorder, f.corrupt, f.seed};
+  if (fc.faults.any()) {
+    io_fault_ = std::make_unique<transport::FaultIo>(*io_inner_, clock_, fc);
+    io_ = io_fault_.get();
+    const char* prov = fabric()->provider()->name();
+    PF_LOG(prov, Warn, Domain, "fault injection on {}: drop {} dup {} reorder {} corrupt {} seed {}",
+           info_->domain_attr && info_->domain_attr->name ? info_->domain_attr->name : "",
+           f.drop, f.dup, f.reorder, f.corrupt, f.seed);
+  }
+  start_assist();
 }
 
-void TransportDomain::teardown() noexcept {
+void TransportDomain::release_io() noexcept {
   stats::domain_closing(this);  // before anything of the domain is destroyed
   stop_assist();
+  if (!io_) return;
+  const char* prov = fabric()->provider()->name();
+  if (util::log_enabled(prov, util::LogLevel::Info, util::LogSubsys::Domain)) {
+    try {
+      stats::Counter c[stats::kMaxIoCounters];
+      PF_LOG(prov, Info, Domain, "{}: {} dropped_unknown_ep={} assist_runs={}",
+             info_->domain_attr && info_->domain_attr->name ? info_->domain_attr->name : "",
+             stats::format_counters(c, io_->counters(c, stats::kMaxIoCounters)),
+             drop_unknown_ep_, assist_runs());
+    } catch (...) {
+    }
+  }
+  io_ = nullptr;
+  io_fault_.reset();  // frees the packets it holds through the provider's layer
+  io_inner_.reset();
 }
 
 void TransportDomain::start_assist() {
@@ -88,7 +120,7 @@ void TransportDomain::progress() noexcept {
 
 void TransportDomain::progress_locked() noexcept {
   transport::PacketBuf bufs[32];
-  uint16_t n = rx_burst(bufs, 32);
+  uint16_t n = io_->rx_burst(bufs, 32);
   const uint64_t rx_ns = n ? clock_.now_ns() : 0;  // one clock read per burst, not per packet
   for (uint16_t i = 0; i < n; ++i) {
     uint16_t ep = 0;
@@ -97,12 +129,12 @@ void TransportDomain::progress_locked() noexcept {
       e = eps_[ep]->engine_ptr();
     if (!e) {
       ++drop_unknown_ep_;
-      io().free(&bufs[i], 1);
+      io_->free(&bufs[i], 1);
       continue;
     }
     e->on_packet(bufs[i], rx_ns);
   }
-  service();
+  io_->service();
   for (size_t i = 1; i < eps_.size(); ++i)
     if (eps_[i])
       if (transport::Engine* e = eps_[i]->engine_ptr()) e->progress();

@@ -1,6 +1,8 @@
 // TransportDomain: an OFI domain whose endpoints run pollfab's transport engine over one
 // PacketIo (a DPDK port queue pair, a UDP socket). Shared by the dpdk and udp providers; the
-// provider supplies the I/O (rx_burst, io(), local name) and EAL/socket lifetime.
+// provider hands over its PacketIo (attach_io: the domain owns it from then on and, when the
+// config has faults, puts the fault layer transport::FaultIo over it) and supplies the local
+// name and the EAL/socket lifetime.
 //
 // Progress (FI_PROGRESS_MANUAL): progress() receives one burst, demultiplexes packets to
 // endpoints by the header's dst_ep (unknown ids are dropped and counted), runs the I/O layer's
@@ -28,6 +30,7 @@
 #include "providers/common/name.hpp"
 #include "providers/common/stats.hpp"
 #include "transport/clock.hpp"
+#include "transport/fault_io.hpp"
 #include "transport/packet_io.hpp"
 
 namespace pollfab::providers {
@@ -46,15 +49,14 @@ class TransportDomain : public core::Domain {
   const core::AddressFormat& address_format() const noexcept override { return fmt_; }
   void progress() noexcept override;
 
-  // I/O hooks of the provider.
-  virtual transport::PacketIo& io() noexcept = 0;
-  virtual uint16_t rx_burst(transport::PacketBuf* out, uint16_t n) noexcept = 0;
-  // Time-driven work of the I/O layer (e.g. releasing packets the fault injector delayed).
-  virtual void service() noexcept {}
+  // The packet I/O the endpoints' engines use (the fault layer when there is one).
+  transport::PacketIo& io() noexcept { return *io_; }
   // This domain's name for an endpoint id.
   virtual Name local_name(uint16_t ep_id) const noexcept = 0;
-  // The I/O layer's counters (called under the domain lock). Returns how many it wrote.
-  virtual size_t io_counters(stats::Counter* out, size_t max) const noexcept { return 0; }
+  // The I/O layers' counters (call under the domain lock). Returns how many it wrote.
+  size_t io_counters(stats::Counter* out, size_t max) const noexcept {
+    return io_ ? io_->counters(out, max) : 0;
+  }
 
   // Copies the counters of the domain, its endpoints and their peers (takes the domain lock,
   // one endpoint at a time). Throws std::bad_alloc.
@@ -76,19 +78,29 @@ class TransportDomain : public core::Domain {
   void teardown() noexcept override;
 
  protected:
-  // Derived domains call this once their I/O is ready (end of their constructor).
-  void start_assist();
-  void stop_assist() noexcept;
+  // Derived domains call this once, at the end of their constructor: the domain takes the
+  // provider's I/O (wrapping it in the fault layer if cfg.fault asks for faults) and starts
+  // the liveness assist. Throws std::bad_alloc.
+  void attach_io(std::unique_ptr<transport::PacketIo> io);
+  // Stops the assist thread and the stats socket's view of this domain, then logs and
+  // releases the I/O (fault layer first). Idempotent; derived destructors call it before their
+  // own members go.
+  void release_io() noexcept;
   void progress_locked() noexcept;
 
   config::Config cfg_;
   NameKind kind_;
   NameFormat fmt_;
   transport::SystemClock clock_;
+  std::unique_ptr<transport::PacketIo> io_inner_;  // the provider's
+  std::unique_ptr<transport::FaultIo> io_fault_;   // over io_inner_, when faults are configured
+  transport::PacketIo* io_ = nullptr;              // what the engines use
   std::vector<TransportEndpoint*> eps_;  // index = ep id
   uint64_t drop_unknown_ep_ = 0;
 
  private:
+  void start_assist();
+  void stop_assist() noexcept;
   void assist_main() noexcept;
   std::atomic<uint64_t> progress_calls_{0};
   std::atomic<uint64_t> assist_runs_{0};

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/util/counter.hpp"
 #include "providers/common/name.hpp"
 #include "transport/engine.hpp"
 
@@ -46,10 +47,7 @@ class TransportDomain;
 
 namespace pollfab::providers::stats {
 
-struct Counter {
-  const char* name;
-  uint64_t value;
-};
+using Counter = util::Counter;
 
 constexpr size_t kMaxIoCounters = 32;
 constexpr size_t kMaxCounters = 48;  // engine_counters / peer_counters output bound

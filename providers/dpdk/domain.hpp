@@ -28,18 +28,9 @@ class DpdkDomain final : public TransportDomain {
  public:
   DpdkDomain(DpdkFabric* fabric, const fi_info* info, void* context, const config::Config& cfg,
              std::shared_ptr<dpdk_glue::Port> port);
-  ~DpdkDomain() override;
-  transport::PacketIo& io() noexcept override { return *io_; }
-  uint16_t rx_burst(transport::PacketBuf* out, uint16_t n) noexcept override {
-    return io_->rx_burst(out, n);
-  }
-  void service() noexcept override { io_->service(); }
   Name local_name(uint16_t ep_id) const noexcept override;
-  size_t io_counters(stats::Counter* out, size_t max) const noexcept override;
 
  private:
-  std::shared_ptr<dpdk_glue::Port> port_;
-  std::unique_ptr<DpdkIo> io_;
   Name base_;
 };
 

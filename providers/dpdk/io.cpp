@@ -4,11 +4,12 @@
 #include <rte_ip.h>
 #include <rte_udp.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 
 #include "dpdk_glue/eal.hpp"
 #include "lib/util/bits.hpp"
-#include "lib/util/clock.hpp"
 #include "transport/pin_table.hpp"
 
 namespace pollfab::providers::dpdk {
@@ -48,19 +49,17 @@ struct DpdkIo::ZeroCopy {
   uint64_t outstanding = 0;  // attachments not yet freed
 };
 
-DpdkIo::DpdkIo(dpdk_glue::Port& port, uint32_t ipv4, uint16_t udp_port,
-               const transport::testing::FaultConfig& faults, std::string pin_cpus,
-               uint32_t zero_copy_min)
-    : port_(port), mtu_(port.mtu()), ipv4_(ipv4), udp_port_(udp_port), mac_(port.mac()),
-      faults_(faults), faulty_(faults.any()), pin_cpus_(std::move(pin_cpus)) {
-  if (zero_copy_min && port.ext_pool()) {
-    zc_ = new ZeroCopy(port.ext_pool()->size);
+DpdkIo::DpdkIo(std::shared_ptr<dpdk_glue::Port> port, uint32_t ipv4, uint16_t udp_port,
+               std::string pin_cpus, uint32_t zero_copy_min)
+    : port_ref_(std::move(port)), port_(*port_ref_), mtu_(port_.mtu()), ipv4_(ipv4),
+      udp_port_(udp_port), mac_(port_.mac()), pin_cpus_(std::move(pin_cpus)) {
+  if (zero_copy_min && port_.ext_pool()) {
+    zc_ = new ZeroCopy(port_.ext_pool()->size);
     zc_min_ = zero_copy_min;
   }
 }
 
 DpdkIo::~DpdkIo() {
-  delayed_.drain([](rte_mbuf* m) { rte_pktmbuf_free(m); });
   if (zc_ && zc_->outstanding) {
     rte_eth_tx_done_cleanup(port_.id(), 0, 0);
     if (zc_->outstanding) return;  // left allocated on purpose (see ZeroCopy)
@@ -106,6 +105,13 @@ void DpdkIo::pin_close(transport::PinId pin) noexcept {
   if (zc_ && pin != transport::kNoPin) zc_->pins.close(pin);
 }
 
+bool DpdkIo::clone(const PacketBuf& pkt, PacketBuf& out) noexcept {
+  for (rte_mbuf* seg = static_cast<rte_mbuf*>(pkt.handle); seg; seg = seg->next)
+    rte_mbuf_refcnt_update(seg, 1);
+  out = pkt;
+  return true;
+}
+
 uint16_t DpdkIo::alloc(PacketBuf* out, uint16_t n) noexcept {
   dpdk_glue::ensure_thread_registered(pin_cpus_.c_str());
   rte_mbuf* m[64];
@@ -145,12 +151,6 @@ void DpdkIo::resolve(const transport::HostAddr& host, transport::Route& route) n
   udp->dst_port = rte_cpu_to_be_16(util::load_be16(host.bytes + 6));
 }
 
-uint16_t DpdkIo::send_frames(rte_mbuf** m, uint16_t n) noexcept {
-  uint16_t sent = port_.tx_burst(m, n);
-  stats_.tx_frames += sent;
-  return sent;
-}
-
 uint16_t DpdkIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
   rte_mbuf* frames[64];
   if (n > 64) n = 64;
@@ -168,51 +168,29 @@ uint16_t DpdkIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
     m->pkt_len = kL2L4Bytes + pkts[i].len;  // + the attached segment (zero copy), if any
     frames[i] = m;
   }
-  if (!delayed_.empty()) service();
-  if (!faulty_) return send_frames(frames, n);
-
-  // Fault injection: decide per frame, then send what survives in order.
-  rte_mbuf* out[128];
-  uint16_t k = 0;
-  for (uint16_t i = 0; i < n; ++i) {
-    using A = transport::testing::FaultInjector::Action;
-    switch (faults_.next()) {
-      case A::Drop:
-        ++stats_.fault_dropped;
-        rte_pktmbuf_free(frames[i]);
-        break;
-      case A::Duplicate:
-        ++stats_.fault_duplicated;
-        for (rte_mbuf* seg = frames[i]; seg; seg = seg->next) rte_mbuf_refcnt_update(seg, 1);
-        out[k++] = frames[i];
-        out[k++] = frames[i];
-        break;
-      case A::Reorder:
-        if (delayed_.push(frames[i], util::monotonic_ns(), faults_.reorder_distance()))
-          ++stats_.fault_delayed;
-        else
-          out[k++] = frames[i];
-        break;
-      default:
-        out[k++] = frames[i];
-        break;
-    }
-  }
-  uint16_t sent = send_frames(out, k);
-  for (uint16_t i = sent; i < k; ++i) rte_pktmbuf_free(out[i]);  // lost on a full ring
-  return n;  // every frame was consumed (sent, dropped or delayed)
+  uint16_t sent = port_.tx_burst(frames, n);
+  stats_.tx_frames += sent;
+  return sent;
 }
 
 void DpdkIo::service() noexcept {
   // Devices that keep sent mbufs in their tx ring until a later burst would hold pins (and the
   // sends' completions) while the queue is idle: ask for them back.
   if (zc_ && zc_->outstanding) rte_eth_tx_done_cleanup(port_.id(), 0, 0);
-  if (delayed_.empty()) return;
-  rte_mbuf* due[kMaxDelayed];
-  uint16_t k = 0;
-  delayed_.release_due(util::monotonic_ns(), [&](rte_mbuf* m) { due[k++] = m; });
-  uint16_t sent = k ? send_frames(due, k) : 0;
-  for (uint16_t i = sent; i < k; ++i) rte_pktmbuf_free(due[i]);
+}
+
+size_t DpdkIo::counters(util::Counter* out, size_t max) const noexcept {
+  const IoStats& s = stats_;
+  const util::Counter c[] = {
+      {"rx_frames", s.rx_frames},         {"tx_frames", s.tx_frames},
+      {"rx_not_ipv4", s.rx_not_ipv4},     {"rx_not_for_us", s.rx_not_for_us},
+      {"rx_bad_ip", s.rx_bad_ip},         {"rx_not_udp", s.rx_not_udp},
+      {"rx_bad_udp", s.rx_bad_udp},       {"rx_fragment", s.rx_fragment},
+      {"rx_multiseg", s.rx_multiseg},
+  };
+  size_t n = std::min(max, std::size(c));
+  std::copy(c, c + n, out);
+  return n;
 }
 
 uint16_t DpdkIo::rx_burst(PacketBuf* out, uint16_t n) noexcept {

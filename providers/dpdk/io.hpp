@@ -3,8 +3,8 @@
 // (docs/wire-format.md). The lower 42 bytes of every frame come from a per-peer template built
 // by resolve(); tx fills the lengths and the IPv4 checksum. rx validates every lower-layer
 // field (our MAC or broadcast, IPv4 version/IHL/length/no fragments/UDP/our address, our UDP
-// port, UDP length) and drops and counts anything else. An optional seeded fault injector on
-// tx drops, duplicates (second reference to the same mbuf) or delays (reorders) frames.
+// port, UDP length) and drops and counts anything else. Fault injection is not here: the
+// domain wraps this layer in transport::FaultIo when the config asks for faults.
 // Zero copy (PacketIo::attach): a payload in application memory becomes a data-less mbuf from
 // the port's ext_pool attached to that memory (rte_pktmbuf_attach_extbuf), chained after the
 // header mbuf; its shared-info free callback drops the pin's reference when the device (or the
@@ -19,8 +19,6 @@
 
 #include "dpdk_glue/port.hpp"
 #include "transport/packet_io.hpp"
-#include "transport/testing/delay_line.hpp"
-#include "transport/testing/fault_injector.hpp"
 
 namespace pollfab::providers::dpdk {
 
@@ -30,17 +28,15 @@ struct IoStats {
   uint64_t rx_frames = 0, tx_frames = 0;
   uint64_t rx_not_ipv4 = 0, rx_not_for_us = 0, rx_bad_ip = 0, rx_not_udp = 0, rx_bad_udp = 0;
   uint64_t rx_fragment = 0, rx_multiseg = 0;
-  uint64_t fault_dropped = 0, fault_duplicated = 0, fault_delayed = 0;
 };
 
 class DpdkIo final : public transport::PacketIo {
  public:
-  // pin_cpus: CPUs to pin calling threads to (eal.pin_threads), "" = no pinning.
-  // zero_copy_min: segments of at least this many payload bytes are attached, not copied (0 or
-  // a port without an ext_pool: never).
-  DpdkIo(dpdk_glue::Port& port, uint32_t ipv4, uint16_t udp_port,
-         const transport::testing::FaultConfig& faults, std::string pin_cpus = {},
-         uint32_t zero_copy_min = 0);
+  // port: kept open while this object lives. pin_cpus: CPUs to pin calling threads to
+  // (eal.pin_threads), "" = no pinning. zero_copy_min: segments of at least this many payload
+  // bytes are attached, not copied (0 or a port without an ext_pool: never).
+  DpdkIo(std::shared_ptr<dpdk_glue::Port> port, uint32_t ipv4, uint16_t udp_port,
+         std::string pin_cpus = {}, uint32_t zero_copy_min = 0);
   ~DpdkIo() override;
 
   uint32_t max_packet_bytes() const noexcept override { return mtu_ - 28; }
@@ -54,25 +50,24 @@ class DpdkIo final : public transport::PacketIo {
               transport::PinId pin) noexcept override;
   bool pinned(transport::PinId pin) const noexcept override;
   void pin_close(transport::PinId pin) noexcept override;
+  // A second reference to the same mbuf chain (fault duplicates).
+  bool clone(const transport::PacketBuf& pkt, transport::PacketBuf& out) noexcept override;
 
-  uint16_t rx_burst(transport::PacketBuf* out, uint16_t n) noexcept;
-  // Sends delayed (reordered) frames whose time has come.
-  void service() noexcept;
+  uint16_t rx_burst(transport::PacketBuf* out, uint16_t n) noexcept override;
+  // Asks the device for sent mbufs still holding zero-copy memory.
+  void service() noexcept override;
+  size_t counters(util::Counter* out, size_t max) const noexcept override;
   const IoStats& stats() const noexcept { return stats_; }
+  const dpdk_glue::Port& port() const noexcept { return port_; }
 
  private:
-  uint16_t send_frames(rte_mbuf** m, uint16_t n) noexcept;
-
+  std::shared_ptr<dpdk_glue::Port> port_ref_;
   dpdk_glue::Port& port_;
   uint32_t mtu_;
   uint32_t ipv4_;      // host order
   uint16_t udp_port_;  // host order
   rte_ether_addr mac_;
-  transport::testing::FaultInjector faults_;
-  bool faulty_;
   std::string pin_cpus_;
-  static constexpr uint32_t kMaxDelayed = 256;
-  transport::testing::DelayLine<rte_mbuf*, kMaxDelayed> delayed_;
   IoStats stats_;
   struct ZeroCopy;  // pins and shared-info slots; outlives this object while mbufs reference it
   ZeroCopy* zc_ = nullptr;

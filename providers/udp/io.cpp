@@ -5,18 +5,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 
 #include "lib/util/bits.hpp"
-#include "lib/util/clock.hpp"
 
 namespace pollfab::providers::udp {
 
 using transport::PacketBuf;
 
 std::unique_ptr<UdpIo> UdpIo::open(uint32_t ip, uint16_t port, uint64_t sockbuf_bytes,
-                                   const transport::testing::FaultConfig& faults,
                                    std::string& err) {
   std::unique_ptr<UdpIo> io(new UdpIo());
   io->fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -45,8 +45,6 @@ std::unique_ptr<UdpIo> UdpIo::open(uint32_t ip, uint16_t port, uint64_t sockbuf_
   io->arena_ = std::make_unique<uint8_t[]>(size_t(kPoolBuffers) * kMaxPacketBytes);
   io->free_.reserve(kPoolBuffers);
   for (uint32_t i = kPoolBuffers; i-- > 0;) io->free_.push_back(io->arena_.get() + size_t(i) * kMaxPacketBytes);
-  io->faults_ = transport::testing::FaultInjector(faults);
-  io->faulty_ = faults.any();
   return io;
 }
 
@@ -110,70 +108,29 @@ uint16_t UdpIo::send(uint8_t** data, uint32_t* len, const sockaddr_in** to, uint
 }
 
 uint16_t UdpIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
-  if (!delayed_.empty()) service();
   if (n > 64) n = 64;
   uint8_t* data[64];
   uint32_t len[64];
   const sockaddr_in* to[64];
-  if (!faulty_) {
-    for (uint16_t i = 0; i < n; ++i) {
-      data[i] = pkts[i].data;
-      len[i] = pkts[i].len;
-      to[i] = reinterpret_cast<const sockaddr_in*>(pkts[i].route->bytes);
-    }
-    uint16_t sent = send(data, len, to, n);
-    for (uint16_t i = 0; i < sent; ++i) put(static_cast<uint8_t*>(pkts[i].handle));
-    return sent;
-  }
-  // Fault injection: every datagram is consumed (sent, dropped, duplicated or delayed).
-  using A = transport::testing::FaultInjector::Action;
   for (uint16_t i = 0; i < n; ++i) {
-    const auto* dst = reinterpret_cast<const sockaddr_in*>(pkts[i].route->bytes);
-    uint8_t* b = static_cast<uint8_t*>(pkts[i].handle);
-    switch (faults_.next()) {
-      case A::Drop:
-        ++stats_.fault_dropped;
-        break;
-      case A::Duplicate: {
-        ++stats_.fault_duplicated;
-        uint8_t* d2[2] = {b, b};
-        uint32_t l2[2] = {pkts[i].len, pkts[i].len};
-        const sockaddr_in* t2[2] = {dst, dst};
-        send(d2, l2, t2, 2);
-        break;
-      }
-      case A::Reorder:
-        if (uint8_t* copy = get()) {
-          std::memcpy(copy, b, pkts[i].len);
-          if (delayed_.push({copy, pkts[i].len, *dst}, util::monotonic_ns(), faults_.reorder_distance())) {
-            ++stats_.fault_delayed;
-            break;
-          }
-          put(copy);
-        }
-        [[fallthrough]];
-      default: {
-        uint8_t* d1[1] = {b};
-        uint32_t l1[1] = {pkts[i].len};
-        const sockaddr_in* t1[1] = {dst};
-        send(d1, l1, t1, 1);
-        break;
-      }
-    }
-    put(b);
+    data[i] = pkts[i].data;
+    len[i] = pkts[i].len;
+    to[i] = reinterpret_cast<const sockaddr_in*>(pkts[i].route->bytes);
   }
-  return n;
+  uint16_t sent = send(data, len, to, n);
+  for (uint16_t i = 0; i < sent; ++i) put(static_cast<uint8_t*>(pkts[i].handle));
+  return sent;
 }
 
-void UdpIo::service() noexcept {
-  if (delayed_.empty()) return;
-  delayed_.release_due(util::monotonic_ns(), [this](const Delayed& d) {
-    uint8_t* dd[1] = {d.data};
-    uint32_t ll[1] = {d.len};
-    const sockaddr_in* tt[1] = {&d.to};
-    send(dd, ll, tt, 1);
-    put(d.data);
-  });
+size_t UdpIo::counters(util::Counter* out, size_t max) const noexcept {
+  const util::Counter c[] = {
+      {"rx_datagrams", stats_.rx_datagrams},
+      {"tx_datagrams", stats_.tx_datagrams},
+      {"tx_errors", stats_.tx_errors},
+  };
+  size_t n = std::min(max, std::size(c));
+  std::copy(c, c + n, out);
+  return n;
 }
 
 uint16_t UdpIo::rx_burst(PacketBuf* out, uint16_t n) noexcept {

@@ -1,8 +1,8 @@
 // UdpIo: the transport's PacketIo over one non-blocking kernel UDP socket. The kernel adds
 // IPv4/UDP; a datagram's payload is the pollfab header and payload (docs/wire-format.md).
 // tx uses sendmmsg, rx recvmmsg (one system call per burst). Buffers come from a fixed pool.
-// An optional seeded fault injector on tx drops, duplicates or delays (reorders) datagrams,
-// like the dpdk provider's. Thread-safety: none (the domain serialises).
+// Fault injection is not here: the domain wraps this layer in transport::FaultIo when the
+// config asks for faults. Thread-safety: none (the domain serialises).
 #pragma once
 #include <netinet/in.h>
 
@@ -12,14 +12,11 @@
 #include <vector>
 
 #include "transport/packet_io.hpp"
-#include "transport/testing/delay_line.hpp"
-#include "transport/testing/fault_injector.hpp"
 
 namespace pollfab::providers::udp {
 
 struct UdpIoStats {
   uint64_t rx_datagrams = 0, tx_datagrams = 0, tx_errors = 0;
-  uint64_t fault_dropped = 0, fault_duplicated = 0, fault_delayed = 0;
 };
 
 class UdpIo final : public transport::PacketIo {
@@ -29,7 +26,6 @@ class UdpIo final : public transport::PacketIo {
 
   // Binds ip:port (host order; port 0 = ephemeral). Returns nullptr and sets err on failure.
   static std::unique_ptr<UdpIo> open(uint32_t ip, uint16_t port, uint64_t sockbuf_bytes,
-                                     const transport::testing::FaultConfig& faults,
                                      std::string& err);
   ~UdpIo() override;
 
@@ -39,8 +35,8 @@ class UdpIo final : public transport::PacketIo {
   void free(transport::PacketBuf* pkts, uint16_t n) noexcept override;
   void resolve(const transport::HostAddr& host, transport::Route& route) noexcept override;
 
-  uint16_t rx_burst(transport::PacketBuf* out, uint16_t n) noexcept;
-  void service() noexcept;
+  uint16_t rx_burst(transport::PacketBuf* out, uint16_t n) noexcept override;
+  size_t counters(util::Counter* out, size_t max) const noexcept override;
   uint32_t ip() const noexcept { return ip_; }
   uint16_t port() const noexcept { return port_; }
   const UdpIoStats& stats() const noexcept { return stats_; }
@@ -56,14 +52,6 @@ class UdpIo final : public transport::PacketIo {
   uint16_t port_ = 0;
   std::unique_ptr<uint8_t[]> arena_;
   std::vector<uint8_t*> free_;
-  transport::testing::FaultInjector faults_;
-  bool faulty_ = false;
-  struct Delayed {
-    uint8_t* data;  // a copy from the pool
-    uint32_t len;
-    sockaddr_in to;
-  };
-  transport::testing::DelayLine<Delayed, 256> delayed_;
   UdpIoStats stats_;
 };
 

@@ -25,45 +25,21 @@ class UdpDomain final : public TransportDomain {
  public:
   UdpDomain(core::Fabric* fabric, const fi_info* info, void* context, const config::Config& cfg,
             std::unique_ptr<UdpIo> io)
-      : TransportDomain(fabric, info, context, NameKind::Udp, cfg), io_(std::move(io)) {
-    start_assist();
-  }
-  ~UdpDomain() override {
-    stop_assist();
-    const UdpIoStats& s = io_->stats();
-    PF_LOG(kName, Info, Domain,
-           "port {}: rx {} tx {} datagrams, tx errors {}; unknown ep {}; faults: dropped {} dup {} "
-           "delayed {}; assist runs {}",
-           io_->port(), s.rx_datagrams, s.tx_datagrams, s.tx_errors, dropped_unknown_ep(),
-           s.fault_dropped, s.fault_duplicated, s.fault_delayed, assist_runs());
-  }
-  transport::PacketIo& io() noexcept override { return *io_; }
-  uint16_t rx_burst(transport::PacketBuf* out, uint16_t n) noexcept override {
-    return io_->rx_burst(out, n);
-  }
-  void service() noexcept override { io_->service(); }
-  size_t io_counters(stats::Counter* out, size_t max) const noexcept override {
-    const UdpIoStats& s = io_->stats();
-    const stats::Counter c[] = {
-        {"rx_datagrams", s.rx_datagrams},   {"tx_datagrams", s.tx_datagrams},
-        {"tx_errors", s.tx_errors},         {"fault_dropped", s.fault_dropped},
-        {"fault_duplicated", s.fault_duplicated}, {"fault_delayed", s.fault_delayed},
-    };
-    size_t n = std::min(max, std::size(c));
-    std::copy(c, c + n, out);
-    return n;
+      : TransportDomain(fabric, info, context, NameKind::Udp, cfg), ip_(io->ip()), port_(io->port()) {
+    attach_io(std::move(io));
   }
   Name local_name(uint16_t ep_id) const noexcept override {
     Name n;
     n.kind = NameKind::Udp;
-    n.ipv4 = io_->ip();
-    n.udp_port = io_->port();
+    n.ipv4 = ip_;
+    n.udp_port = port_;
     n.ep_id = ep_id;
     return n;
   }
 
  private:
-  std::unique_ptr<UdpIo> io_;
+  uint32_t ip_;     // host order
+  uint16_t port_;   // host order
 };
 
 class UdpFabric final : public core::Fabric {
@@ -74,17 +50,12 @@ class UdpFabric final : public core::Fabric {
     if (info->domain_attr && info->domain_attr->data_progress == FI_PROGRESS_AUTO) return -FI_ENOSYS;
     in_addr a{};
     if (inet_pton(AF_INET, cfg_.udp.iface_ip.c_str(), &a) != 1) return -FI_EINVAL;
-    transport::testing::FaultConfig f{cfg_.fault.drop, cfg_.fault.dup, cfg_.fault.reorder,
-                                      cfg_.fault.corrupt, cfg_.fault.seed};
     std::string err;
-    auto io = UdpIo::open(ntohl(a.s_addr), cfg_.udp.port, cfg_.udp.socket_buffer_bytes, f, err);
+    auto io = UdpIo::open(ntohl(a.s_addr), cfg_.udp.port, cfg_.udp.socket_buffer_bytes, err);
     if (!io) {
       PF_LOG(kName, Warn, Domain, "fi_domain: {}", err);
       return -FI_EADDRNOTAVAIL;
     }
-    if (f.any())
-      PF_LOG(kName, Warn, Domain, "fault injection: drop {} dup {} reorder {} seed {}", f.drop,
-             f.dup, f.reorder, f.seed);
     auto* d = new UdpDomain(this, info, context, cfg_, std::move(io));
     *dom = d->fid();
     return 0;

@@ -157,7 +157,7 @@ bool feed(Pair& t, const uint8_t* p, size_t len) {
     if (plen <= len) wire::seal(pkt.data, plen);
   }
   pkt.len = uint32_t(len);
-  pkt.src = t.link.a().host();
+  pkt.src = t.link.host(0);
   t.b->on_packet(pkt);
   return true;
 }

@@ -32,4 +32,13 @@ echo "client exit $client_rc, server exit $server_rc"
 if [ $client_rc -ne 0 ] || [ $server_rc -ne 0 ]; then cat "$logs/server"; exit 1; fi
 n=$(grep -cE '^[0-9]+[kmg]? ' "$logs/client" || true)
 [ "$n" -gt 0 ] || { echo "FAIL: no result lines"; exit 1; }
+# PF_EXPECT_COUNTER=NAME: the close-time logs (FI_LOG_LEVEL=info) of both sides must show
+# NAME=N with N > 0 (e.g. drop_checksum under injected corruption: corrupted packets were made
+# and dropped by the receivers' CRC-32C check).
+if [ -n "${PF_EXPECT_COUNTER:-}" ]; then
+  total=$(cat "$logs/client" "$logs/server" | grep -oE "(^| )${PF_EXPECT_COUNTER}=[0-9]+" \
+          | sed 's/.*=//' | awk '{s += $1} END {print s + 0}')
+  echo "$PF_EXPECT_COUNTER (both sides, close-time logs): $total"
+  [ "$total" -gt 0 ] || { echo "FAIL: $PF_EXPECT_COUNTER is 0"; exit 1; }
+fi
 echo "PASS: $n sizes"

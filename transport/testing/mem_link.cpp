@@ -5,8 +5,22 @@
 
 namespace pollfab::transport::testing {
 
+namespace {
+FaultIoConfig side_faults(const MemLinkConfig& cfg, int from) {
+  FaultIoConfig f;
+  f.faults = from == 0 ? cfg.fault_ab : cfg.fault_ba;
+  f.schedule = from == 0 ? cfg.schedule_ab : cfg.schedule_ba;
+  f.reorder_unit_ns = cfg.reorder_delay_ns;
+  f.max_held = cfg.pool_buffers;  // every buffer may be held: a fault never reorders "less"
+  return f;
+}
+}  // namespace
+
 MemLink::MemLink(const MemLinkConfig& cfg, const Clock& clock)
-    : cfg_(cfg), clock_(clock), fault_{FaultInjector(cfg.fault_ab), FaultInjector(cfg.fault_ba)} {
+    : cfg_(cfg),
+      clock_(clock),
+      fault_a_(a_, clock, side_faults(cfg, 0)),
+      fault_b_(b_, clock, side_faults(cfg, 1)) {
   pool_total_ = cfg_.pool_buffers;
   storage_.reserve(pool_total_);
   free_.reserve(pool_total_);
@@ -58,73 +72,11 @@ void MemLink::transmit(int from, PacketBuf& pkt) noexcept {
     busy_until_[from] = start + (uint64_t(pkt.len) + 42) * 8000 / cfg_.rate_mbps;  // + Eth/IP/UDP
     at = busy_until_[from] + cfg_.latency_ns;
   }
-  FaultInjector& f = fault_[from];
-  const FaultConfig* probs = &f.config();
-  const auto& schedule = from == 0 ? cfg_.schedule_ab : cfg_.schedule_ba;
-  if (!schedule.empty()) {
-    WindowStats& ws = wstats_[from];
-    bool blackout = false, overridden = false;
-    uint64_t extra = 0;
-    for (const FaultWindow& w : schedule) {
-      if (now < w.start_ns || now >= w.end_ns) continue;
-      blackout |= w.blackout;
-      extra += w.extra_delay_ns;
-      if (w.override_faults && !overridden) {
-        probs = &w.faults;
-        overridden = true;
-      }
-    }
-    if (blackout) {
-      ++ws.blackout_dropped;
-      put_buf(pkt);
-      return;
-    }
-    if (extra) {
-      ++ws.delayed;
-      at += extra;
-    }
-    if (overridden) ++ws.overridden;
-  }
-  switch (f.next(*probs)) {
-    case FaultInjector::Action::Drop:
-      put_buf(pkt);
-      return;
-    case FaultInjector::Action::Duplicate: {
-      PacketBuf copy;
-      if (get_buf(copy)) {  // a second reference to attached memory, like a cloned mbuf
-        std::memcpy(copy.data, pkt.data, pkt.len - pkt.ext_len);
-        copy.len = pkt.len;
-        copy.src = pkt.src;
-        copy.ext = pkt.ext;
-        copy.ext_len = pkt.ext_len;
-        copy.pin = pkt.pin;
-        if (copy.ext_len) pins_.ref(copy.pin);
-        q_[to].push({at + 1, seq_++, copy});
-      }
-      break;
-    }
-    case FaultInjector::Action::Reorder:
-      at += cfg_.reorder_delay_ns * f.reorder_distance();
-      break;
-    case FaultInjector::Action::Corrupt:
-      if (pkt.len) {
-        uint32_t i = f.corrupt_index(pkt.len);
-        uint8_t mask = f.corrupt_mask();
-        if (i < pkt.len - pkt.ext_len) {
-          pkt.data[i] ^= mask;
-        } else {  // in attached memory (not ours to write): flipped at delivery
-          q_[to].push({at, seq_++, pkt, i, mask});
-          return;
-        }
-      }
-      break;
-    case FaultInjector::Action::Pass:
-      break;
-  }
   q_[to].push({at, seq_++, pkt});
 }
 
 bool MemLink::references(const void* p, size_t n) const noexcept {
+  if (fault_a_.references(p, n) || fault_b_.references(p, n)) return true;
   const auto* lo = static_cast<const uint8_t*>(p);
   for (const Queue& q : q_) {
     Queue copy = q;  // priority_queue has no iteration; tests only
@@ -137,7 +89,7 @@ bool MemLink::references(const void* p, size_t n) const noexcept {
 }
 
 uint64_t MemLink::next_delivery_ns() const noexcept {
-  uint64_t t = UINT64_MAX;
+  uint64_t t = std::min(fault_a_.next_release_ns(), fault_b_.next_release_ns());
   for (const auto& q : q_)
     if (!q.empty()) t = std::min(t, q.top().at);
   return t;
@@ -165,14 +117,13 @@ void MemIo::resolve(const HostAddr& host, Route& route) noexcept {
 }
 
 uint16_t MemIo::rx_burst(PacketBuf* out, uint16_t n) noexcept {
+  link_.fault(1 - side_).release_due();  // what the other side held back and is now due
   auto& q = link_.q_[side_];
   uint64_t now = link_.clock_.now_ns();
   uint16_t i = 0;
   while (i < n && !q.empty() && q.top().at <= now) {
-    const MemLink::InFlight& f = q.top();
-    out[i] = f.pkt;
+    out[i] = q.top().pkt;
     link_.materialise(out[i]);
-    if (f.corrupt_at < out[i].len) out[i].data[f.corrupt_at] ^= f.corrupt_mask;
     ++i;
     q.pop();
   }
@@ -198,6 +149,18 @@ bool MemIo::attach(PacketBuf& pkt, const uint8_t* data, uint32_t len, PinId pin)
 bool MemIo::pinned(PinId pin) const noexcept { return link_.pins_.pinned(pin); }
 
 void MemIo::pin_close(PinId pin) noexcept { link_.pins_.close(pin); }
+
+bool MemIo::clone(const PacketBuf& pkt, PacketBuf& out) noexcept {
+  if (!link_.get_buf(out)) return false;
+  std::memcpy(out.data, pkt.data, pkt.len - pkt.ext_len);
+  out.len = pkt.len;
+  out.route = pkt.route;
+  out.ext = pkt.ext;
+  out.ext_len = pkt.ext_len;
+  out.pin = pkt.pin;
+  if (out.ext_len) link_.pins_.ref(out.pin);
+  return true;
+}
 
 HostAddr MemIo::host() const noexcept {
   HostAddr h;

@@ -1,18 +1,15 @@
-// MemLink: an in-memory, lossy, delaying link between two PacketIo sides, driven by a clock.
-//
-// Each direction applies its own FaultInjector (drop, duplicate, reorder as extra delay,
-// corrupt) and a fixed one-way latency. Packets become receivable when the clock reaches their
-// delivery time. Buffers come from one fixed pool shared by both sides (alloc returns fewer
-// when exhausted: back-pressure, as a NIC mempool would).
-//
-// Fault schedules: each direction may also carry a list of time windows (FaultWindow) that
-// change its behaviour for packets *sent* while the clock is inside [start_ns, end_ns):
-// a blackout loses every packet (drop bursts, a direction dead for a while), extra_delay_ns
-// adds latency (delay spikes; later packets may overtake), and `faults` replaces the
-// direction's static probabilities. Windows may overlap: blackout if any says so, extra
-// delays add up, the first overriding window's probabilities win. Every random decision still
-// comes from the direction's one FaultInjector (seeded by fault_ab/fault_ba.seed), so a run is
-// replayable from (config, packet sequence, clock).
+// MemLink: an in-memory link between two PacketIo sides, driven by a clock: a fixed one-way
+// latency, an optional bandwidth model, and on each side's transmit the fault layer
+// (transport/fault_io.hpp, the same one the providers use): drop, duplicate, reorder (late by
+// 1..4 x reorder_delay_ns), corrupt, and time-windowed schedules (FaultWindow: blackouts,
+// delay spikes, probability overrides, for packets *sent* inside [start_ns, end_ns); windows
+// may overlap: blackout if any says so, extra delays add up, the first overriding window's
+// probabilities win). Every random decision comes from the sending side's one FaultInjector
+// (seeded by fault_ab/fault_ba.seed), so a run is replayable from (config, packet sequence,
+// clock). Packets become receivable when the clock reaches their delivery time. Buffers come
+// from one fixed pool shared by both sides (alloc returns fewer when exhausted: back-pressure,
+// as a NIC mempool would).
+// a() and b() are the sides as the engines see them (the fault layer over the raw side).
 // Thread-safety: none (tests drive both sides from one thread).
 #pragma once
 #include <cstdint>
@@ -21,28 +18,16 @@
 #include <vector>
 
 #include "transport/clock.hpp"
+#include "transport/fault_io.hpp"
 #include "transport/packet_io.hpp"
 #include "transport/pin_table.hpp"
-#include "transport/testing/fault_injector.hpp"
 
 namespace pollfab::transport::testing {
 
-// One time window of a direction's fault schedule (times are absolute clock times, ns).
-struct FaultWindow {
-  uint64_t start_ns = 0;         // inclusive
-  uint64_t end_ns = 0;           // exclusive
-  bool blackout = false;         // every packet sent in the window is lost
-  uint64_t extra_delay_ns = 0;   // added to the one-way latency of packets sent in the window
-  bool override_faults = false;  // use `faults` (probabilities only) instead of the static ones
-  FaultConfig faults;
-};
-
-// What the schedule did to one direction's packets.
-struct WindowStats {
-  uint64_t blackout_dropped = 0;  // lost to a blackout window
-  uint64_t delayed = 0;           // given extra latency by a window
-  uint64_t overridden = 0;        // decided with a window's probabilities
-};
+using transport::FaultConfig;
+using transport::FaultStats;
+using transport::FaultWindow;
+using transport::WindowStats;
 
 struct MemLinkConfig {
   uint32_t max_packet_bytes = 1472;  // pollfab header + payload per packet (1500 - IPv4 - UDP)
@@ -81,8 +66,11 @@ class MemIo final : public PacketIo {
   bool attach(PacketBuf& pkt, const uint8_t* data, uint32_t len, PinId pin) noexcept override;
   bool pinned(PinId pin) const noexcept override;
   void pin_close(PinId pin) noexcept override;
-  // Packets whose delivery time has come (ownership passes to the caller).
-  uint16_t rx_burst(PacketBuf* out, uint16_t n) noexcept;
+  // A duplicate holds a second reference to attached memory, like a cloned mbuf.
+  bool clone(const PacketBuf& pkt, PacketBuf& out) noexcept override;
+  // Packets whose delivery time has come (ownership passes to the caller); first sends what
+  // the other side's fault layer held back and is now due.
+  uint16_t rx_burst(PacketBuf* out, uint16_t n) noexcept override;
   HostAddr host() const noexcept;
 
  private:
@@ -94,15 +82,21 @@ class MemLink {
  public:
   MemLink(const MemLinkConfig& cfg, const Clock& clock);
   ~MemLink();
-  MemIo& a() noexcept { return a_; }
-  MemIo& b() noexcept { return b_; }
-  // Earliest delivery time of a packet in flight, UINT64_MAX if none.
+  // The two sides as an engine sees them: the fault layer over the raw side.
+  PacketIo& a() noexcept { return fault_a_; }
+  PacketIo& b() noexcept { return fault_b_; }
+  // Host address of side 0 (a) or 1 (b).
+  HostAddr host(int side) const noexcept { return side == 0 ? a_.host() : b_.host(); }
+  // Earliest delivery (or fault-layer release) of a packet in flight, UINT64_MAX if none.
   uint64_t next_delivery_ns() const noexcept;
-  size_t in_flight() const noexcept { return q_[0].size() + q_[1].size(); }
+  // Packets in flight, including those the fault layers hold back.
+  size_t in_flight() const noexcept {
+    return q_[0].size() + q_[1].size() + fault_a_.held() + fault_b_.held();
+  }
   uint32_t buffers_in_use() const noexcept { return pool_total_ - uint32_t(free_.size()); }
-  const FaultStats& fault_stats(int dir) const noexcept { return fault_[dir].stats(); }
   // dir 0: a -> b, 1: b -> a.
-  const WindowStats& window_stats(int dir) const noexcept { return wstats_[dir]; }
+  const FaultStats& fault_stats(int dir) const noexcept { return fault(dir).fault_stats(); }
+  const WindowStats& window_stats(int dir) const noexcept { return fault(dir).window_stats(); }
 
  private:
   friend class MemIo;
@@ -110,8 +104,6 @@ class MemLink {
     uint64_t at;
     uint64_t seq;
     PacketBuf pkt;
-    uint32_t corrupt_at = UINT32_MAX;  // byte flipped at delivery (it may lie in attached memory)
-    uint8_t corrupt_mask = 0;
     bool operator>(const InFlight& o) const noexcept { return at != o.at ? at > o.at : seq > o.seq; }
   };
   using Queue = std::priority_queue<InFlight, std::vector<InFlight>, std::greater<InFlight>>;
@@ -119,6 +111,8 @@ class MemLink {
   bool get_buf(PacketBuf& out) noexcept;
   void put_buf(const PacketBuf& p) noexcept;
   void transmit(int from_side, PacketBuf& pkt) noexcept;
+  const FaultIo& fault(int dir) const noexcept { return dir == 0 ? fault_a_ : fault_b_; }
+  FaultIo& fault(int dir) noexcept { return dir == 0 ? fault_a_ : fault_b_; }
   // Copies attached bytes into the packet's own buffer and drops the reference (delivery).
   void materialise(PacketBuf& pkt) noexcept;
 
@@ -128,8 +122,6 @@ class MemLink {
   std::vector<uint8_t*> free_;
   uint32_t pool_total_ = 0;
   Queue q_[2];  // q_[i]: packets travelling towards side i
-  FaultInjector fault_[2];  // fault_[0]: a->b, fault_[1]: b->a
-  WindowStats wstats_[2];
   PinTable pins_{cfg_.max_pins};
   uint64_t seq_ = 0;
   uint64_t busy_until_[2] = {0, 0};  // per direction (from side): serialiser free at
@@ -139,15 +131,17 @@ class MemLink {
   // Zero copy: pins open or still referenced, and packets sent with attached payloads.
   uint32_t pins_in_use() const noexcept { return pins_.in_use(); }
   uint64_t attached_packets() const noexcept { return attached_; }
-  // True if a packet in flight still references memory in [p, p + n) (zero copy). Tests call
-  // it when a send completes: the transport must not hand memory back before that.
+  // True if a packet in flight (or held by a fault layer) still references memory in
+  // [p, p + n) (zero copy). Tests call it when a send completes: the transport must not hand
+  // memory back before that.
   bool references(const void* p, size_t n) const noexcept;
+
  private:
   uint64_t attached_ = 0;
- public:
- private:
   MemIo a_{*this, 0};
   MemIo b_{*this, 1};
+  FaultIo fault_a_;  // a -> b
+  FaultIo fault_b_;  // b -> a
 };
 
 }  // namespace pollfab::transport::testing

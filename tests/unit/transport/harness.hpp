@@ -13,7 +13,7 @@
 namespace pollfab::transport::test {
 
 using testing::ManualClock;
-using testing::MemIo;
+
 using testing::MemLink;
 using testing::MemLinkConfig;
 
@@ -34,8 +34,8 @@ class Pair {
     cb.ep_id = 2;
     a = std::make_unique<Engine>(ca, link.a(), clock, sink_a);
     b = std::make_unique<Engine>(cb, link.b(), clock, sink_b);
-    a_to_b = a->peer(PeerAddr{link.b().host(), 2});
-    b_to_a = b->peer(PeerAddr{link.a().host(), 1});
+    a_to_b = a->peer(PeerAddr{link.host(1), 2});
+    b_to_a = b->peer(PeerAddr{link.host(0), 1});
   }
 
   // One round: deliver due packets to both engines, then run both engines' progress.
@@ -44,7 +44,7 @@ class Pair {
     size_t moved = 0;
     PacketBuf bufs[32];
     for (int side = 0; side < 2; ++side) {
-      MemIo& io = side == 0 ? link.a() : link.b();
+      PacketIo& io = side == 0 ? link.a() : link.b();
       Engine& e = side == 0 ? *a : *b;
       uint16_t n;
       while ((n = io.rx_burst(bufs, 32)) > 0) {

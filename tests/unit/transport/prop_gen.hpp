@@ -18,8 +18,8 @@ namespace pollfab::transport::proptest {
 
 using namespace pollfab::transport;
 using namespace pollfab::transport::test;
-using pollfab::transport::testing::FaultConfig;
-using pollfab::transport::testing::FaultWindow;
+using pollfab::transport::FaultConfig;
+using pollfab::transport::FaultWindow;
 using pollfab::util::Status;
 
 // Corrupting faults (a random bit flipped in a packet, header or payload): the engine's

@@ -8,7 +8,6 @@
 #include <random>
 
 #include "tests/unit/transport/harness.hpp"
-#include "transport/testing/delay_line.hpp"
 
 using namespace pollfab::transport;
 using namespace pollfab::transport::test;
@@ -121,7 +120,7 @@ TEST(Engine, SmallMessageBothWays) {
   const Completion& r = t.sink_b.comps[0];
   EXPECT_EQ(r.len, 5u);
   EXPECT_EQ(r.context, in);
-  EXPECT_EQ(r.peer, t.b->find_peer(PeerAddr{t.link.a().host(), 1}));
+  EXPECT_EQ(r.peer, t.b->find_peer(PeerAddr{t.link.host(0), 1}));
   EXPECT_EQ(t.sink_a.comps[0].context, out);
 }
 
@@ -243,7 +242,7 @@ TEST(Engine, PeerRestartResetsState) {
   EngineConfig c2;
   c2.ep_id = 1;
   Engine a2(c2, t.link.a(), t.clock, sink2);
-  PeerId p2 = a2.peer(PeerAddr{t.link.b().host(), 2});
+  PeerId p2 = a2.peer(PeerAddr{t.link.host(1), 2});
   ASSERT_EQ(t.b->recv(make_recv(in, 8)), Status::Ok);
   ASSERT_EQ(a2.send(make_send(p2, "xyz", 4)), Status::Ok);
   PacketBuf bufs[32];
@@ -492,22 +491,3 @@ TEST(EngineLossy, Bidirectional) {
   EXPECT_EQ(ins2, outs);
 }
 
-// The providers' reorder-fault delay line: due items leave in push order, the rest stay.
-TEST(DelayLine, ReleasesDueItemsInOrderAndRefusesWhenFull) {
-  using pollfab::transport::testing::DelayLine;
-  DelayLine<int, 3> d;
-  const uint64_t u = DelayLine<int, 3>::kUnitNs;
-  EXPECT_TRUE(d.push(1, 0, 2));   // due 2u
-  EXPECT_TRUE(d.push(2, 0, 1));   // due 1u
-  EXPECT_TRUE(d.push(3, 0, 4));   // due 4u
-  EXPECT_FALSE(d.push(4, 0, 1));  // full: the caller sends it in order instead
-  std::vector<int> out;
-  d.release_due(u, [&](int v) { out.push_back(v); });
-  EXPECT_EQ(out, std::vector<int>{2});
-  d.release_due(2 * u, [&](int v) { out.push_back(v); });
-  EXPECT_EQ(out, (std::vector<int>{2, 1}));
-  EXPECT_TRUE(d.push(5, 2 * u, 1));  // due 3u
-  d.drain([&](int v) { out.push_back(v); });
-  EXPECT_EQ(out, (std::vector<int>{2, 1, 3, 5}));
-  EXPECT_TRUE(d.empty());
-}

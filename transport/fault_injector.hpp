@@ -1,5 +1,5 @@
-// FaultInjector: a seeded decision source for drop, duplicate, reorder and corrupt, usable over
-// any link (the in-memory link below, and the dpdk/udp providers' I/O at run time).
+// FaultInjector: the seeded decision source of the fault layer (transport/fault_io.hpp): what
+// happens to each packet (pass, drop, duplicate, reorder, corrupt).
 //
 // Probabilities are in [0, 1]. Decisions come from one std::mt19937_64 seeded with `seed`, so a
 // run is replayable from (seed, probabilities, packet sequence). Thread-safety: none.
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <random>
 
-namespace pollfab::transport::testing {
+namespace pollfab::transport {
 
 struct FaultConfig {
   double drop = 0.0;
@@ -62,4 +62,4 @@ class FaultInjector {
   FaultStats stats_;
 };
 
-}  // namespace pollfab::transport::testing
+}  // namespace pollfab::transport
