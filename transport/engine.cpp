@@ -1,20 +1,23 @@
-// Engine construction, peers, timers and progress. Send side: engine_tx.cpp; receive side:
-// engine_rx.cpp.
+// Engine, the coordinator: construction, peers, the receive dispatch (on_packet) and progress.
+// The concepts it coordinates live in their own files (see engine.hpp).
 #include <random>
 
 #include "lib/util/bits.hpp"
-#include "transport/engine_impl.hpp"
+#include "transport/engine_state.hpp"
 
 namespace pollfab::transport {
 
 Engine::Engine(const EngineConfig& cfg, PacketIo& io, Clock& clock, CompletionSink& sink)
-    : cfg_(cfg), io_(io), clock_(clock), sink_(sink) {
+    : cfg_(cfg), io_(io), clock_(clock), sink_(sink),
+      matcher_(std::max<uint32_t>(cfg.rx_size, 1), cfg.max_unexpected_bytes) {
   cfg_.window_pkts = util::next_pow2(std::clamp<uint32_t>(cfg_.window_pkts, 8, 4096));
   wmask_ = cfg_.window_pkts - 1;
   if (cfg_.epoch == 0) {
     std::random_device rd;
     do cfg_.epoch = rd(); while (cfg_.epoch == 0);
   }
+  cc_ = CcParams{cfg_.cc_target_ns, cfg_.cc_ai, cfg_.cc_beta, cfg_.cc_max_mdf, cfg_.cc_min_cwnd,
+                 cfg_.window_pkts};
   uint32_t maxpkt = io_.max_packet_bytes();
   seg_bytes_ = maxpkt > wire::kHeaderBytes ? maxpkt - uint32_t(wire::kHeaderBytes) : 0;
   zc_min_ = cfg_.reliable ? io_.zero_copy_min_bytes() : UINT32_MAX;
@@ -22,7 +25,6 @@ Engine::Engine(const EngineConfig& cfg, PacketIo& io, Clock& clock, CompletionSi
   cfg_.max_msg_size = std::min<uint64_t>(cfg_.max_msg_size, 0xffffffffull);
   cfg_.inject_size = std::min<uint32_t>(cfg_.inject_size, uint32_t(cfg_.max_msg_size));
   send_pool_.reset(std::max<uint32_t>(cfg_.tx_size, 1));
-  recv_pool_.reset(std::max<uint32_t>(cfg_.rx_size, 1));
   // One inject buffer per send slot, so an inject never waits for a buffer.
   inject_arena_ = std::make_unique<uint8_t[]>(size_t(send_pool_.capacity()) * cfg_.inject_size + 1);
   std::vector<SendMsg*> all;
@@ -39,12 +41,10 @@ Engine::~Engine() {
         if (p.held[i].data) io_.free(&p.held[i], 1);
     }
   }
-  for (auto& pp : peers_) {  // claimed messages still arriving are no longer listed
-    if (pp->cur_unex && !pp->cur_unex->listed) free_unexpected(pp->cur_unex);
+  for (auto& pp : peers_) {  // claimed messages still arriving are no longer queued
+    if (pp->cur_unex && !pp->cur_unex->listed) matcher_.free_unexpected(pp->cur_unex);
     pp->cur_unex = nullptr;
   }
-  for (auto& l : unexpected_)
-    while (UnexEntry* u = l.front()) free_unexpected(u);
   if (txq_len_) io_.free(txq_, txq_len_);
   if (alloc_cache_len_) io_.free(alloc_cache_, alloc_cache_len_);
   // Pins of unfinished zero-copy sends: the I/O layer recycles them when its references go.
@@ -52,7 +52,10 @@ Engine::~Engine() {
   for (auto& pp : peers_)
     for (SendMsg* m = pp->sq_head; m; m = m->next)
       if (m->pin != kNoPin) io_.pin_close(m->pin);
+  // matcher_ frees the unexpected messages still queued.
 }
+
+// ---- peers -----------------------------------------------------------------------------------
 
 PeerId Engine::create_peer(const PeerAddr& addr) {
   if (peers_.size() >= cfg_.max_peers) return kNoPeer;
@@ -74,18 +77,11 @@ PeerId Engine::create_peer(const PeerAddr& addr) {
 void Engine::restart_protocol(Peer& p) noexcept {
   p.snd_una = p.snd_nxt = p.rcv_nxt = Seq32(0);
   p.rto_deadline_ns = 0;
-  p.rto_ns = cfg_.rto_initial_ns;
-  p.rtt_valid = false;
-  p.backoff = 0;
-  p.snd_edge = Seq32(cfg_.window_pkts);  // until the receiver says otherwise: one window
+  rtt_restart(p.rtt, cfg_.rto_initial_ns);
+  flow_restart(p.flow, cfg_.window_pkts);
   p.high_sacked = Seq32(0);
-  p.persist_probe = p.credit_stalled = false;
   p.rack_xmit_ns = p.loss_deadline_ns = 0;
-  p.min_rtt_ns = 0;
-  p.cwnd = cfg_.window_pkts;             // datacenter start: the full window (as Swift, eRPC)
-  p.ssthresh = 0;
-  p.round_start_ns = p.round_min_ns = 0;
-  p.good_rounds = 1;
+  cc_restart(p.cc, cc_);
   p.data_rx_ns = 0;
   p.ack_pending = 0;
   p.ack_now = false;
@@ -129,13 +125,13 @@ PeerStats Engine::peer_stats(PeerId id) const noexcept {
   s.retx_pkts = p.retx_pkts;
   s.dup_pkts = p.dup_pkts;
   s.rto_events = p.rto_events;
-  s.srtt_ns = p.srtt_ns;
-  s.rttvar_ns = p.rttvar_ns;
-  s.rto_ns = p.rto_ns;
+  s.srtt_ns = p.rtt.srtt_ns;
+  s.rttvar_ns = p.rtt.rttvar_ns;
+  s.rto_ns = p.rtt.rto_ns;
   s.inflight_pkts = p.inflight();
-  s.min_rtt_ns = p.min_rtt_ns;
-  s.cwnd_pkts = cfg_.cc ? static_cast<uint32_t>(p.cwnd) : cfg_.window_pkts;
-  s.credits_pkts = p.snd_edge > p.snd_una ? static_cast<uint32_t>(p.snd_edge - p.snd_una) : 0;
+  s.min_rtt_ns = p.rtt.min_rtt_ns;
+  s.cwnd_pkts = cfg_.cc ? static_cast<uint32_t>(p.cc.cwnd) : cfg_.window_pkts;
+  s.credits_pkts = flow_credits(p.flow, p.snd_una);
   return s;
 }
 
@@ -145,16 +141,80 @@ uint32_t Engine::held_packets() const noexcept {
   return n;
 }
 
-void Engine::note_ack_pending(Peer& p) noexcept {
-  if (p.ack_pending++ == 0) p.ack_deadline_ns = clock_.now_ns() + cfg_.ack_delay_ns;
+// ---- receive dispatch ------------------------------------------------------------------------
+
+void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
+  wire::Header h;
+  ++stats_.rx_pkts;
+  last_rx_ns_ = rx_ns;
+  if (wire::decode(pkt.data, pkt.len, h) != wire::DecodeError::None || h.dst_ep != cfg_.ep_id) {
+    ++stats_.drop_protocol;
+    io_.free(&pkt, 1);
+    return;
+  }
+  if (!wire::verify(pkt.data, wire::kHeaderBytes + h.payload_len)) {  // corrupt: trust nothing
+    ++stats_.drop_checksum;
+    io_.free(&pkt, 1);
+    return;
+  }
+  if (h.type == wire::Type::Dgram || !cfg_.reliable) {
+    if (h.type == wire::Type::Dgram && !cfg_.reliable) on_dgram(pkt, h);
+    else { ++stats_.drop_protocol; io_.free(&pkt, 1); }
+    return;
+  }
+  PeerAddr a{pkt.src, h.src_ep};
+  if (h.dst_epoch && h.dst_epoch != cfg_.epoch) {  // addressed to an earlier incarnation
+    ++stats_.drop_stale_epoch;
+    io_.free(&pkt, 1);
+    on_stale_epoch(a, h);
+    return;
+  }
+  PeerId pid = last_rx_peer_;
+  if (pid == kNoPeer || !(peers_[pid]->addr == a)) {
+    pid = find_peer(a);
+    if (pid == kNoPeer && h.type == wire::Type::Data) {
+      try { pid = create_peer(a); } catch (...) { pid = kNoPeer; }
+    }
+    if (pid == kNoPeer) {
+      ++stats_.drop_unknown_peer;
+      io_.free(&pkt, 1);
+      return;
+    }
+    last_rx_peer_ = pid;
+  }
+  Peer& p = P(pid);
+  if (!check_epoch(p, pid, h.src_epoch)) {
+    io_.free(&pkt, 1);
+    return;
+  }
+  p.heard_ns = last_rx_ns_;
+  p.probe_ns = 0;
+  if (h.flags & wire::kAckValid) {
+    if (h.type == wire::Type::Ack) on_ack(p, h, pkt.data + wire::kHeaderBytes, h.payload_len);
+    else on_ack(p, h, nullptr, 0);
+  }
+  if (h.flags & wire::kAckReq) {  // a probe: answer at once
+    p.ack_now = true;
+    if (!p.ack_pending) note_ack_pending(p);
+  }
+  if (h.type == wire::Type::Ack) {
+    ++stats_.acks_rx;
+    io_.free(&pkt, 1);
+    return;
+  }
+  stats_.rx_bytes += h.payload_len;
+  ++p.rx_pkts;
+  p.rx_bytes += h.payload_len;
+  on_data(p, pid, pkt, h);
 }
+
+// ---- progress --------------------------------------------------------------------------------
 
 void Engine::progress() noexcept {
   if (pinned_head_) release_pinned();
   if (cfg_.reliable) {
     uint64_t now = clock_.now_ns();
-    const bool credit_update = credit_update_;
-    credit_update_ = false;
+    const bool credit_update = matcher_.take_budget_freed();
     for (size_t i = 0; i < peers_.size(); ++i) {
       Peer& p = *peers_[i];
       // A packet held at rcv_nxt that could not be delivered (unexpected budget full) gets

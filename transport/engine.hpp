@@ -43,6 +43,18 @@
 // buffered up to max_unexpected_bytes; beyond that the packet is not acknowledged and the
 // sender retransmits later (bounded memory, back-pressure through the RTO).
 //
+// Where each concept lives (Engine is the coordinator: engine.cpp runs peers, progress and the
+// receive dispatch; the other files implement its members by concept):
+//   reliability.cpp   PSN windows, ACK/SACK, RACK + tail probe, RTO (with rtt.hpp)
+//   congestion.hpp    congestion control, pure functions over CcState
+//   flow_control.hpp  receiver credits, both sides, pure functions
+//   liveness.cpp      peer failure, probes, epochs (restarted peers)
+//   segmentation.cpp  posting sends, cutting them into segments, reassembly on receive
+//   matcher.hpp       posted and unexpected receive queues; receive.cpp turns matches into
+//                     completions
+//   transmit.cpp      packet buffers, tx batching, send completions and zero-copy pins
+//   datagram.cpp      FI_EP_DGRAM
+//
 // Thread-safety: none. The owner (endpoint/domain) serialises all calls.
 // Hot path: send/recv/on_packet/progress allocate nothing (pools are sized at construction)
 // except the buffer of an unexpected message larger than kInlineUnexpectedBytes.
@@ -52,11 +64,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "lib/util/intrusive_list.hpp"
 #include "lib/util/pool.hpp"
 #include "lib/util/seq.hpp"
 #include "lib/util/status.hpp"
 #include "transport/clock.hpp"
+#include "transport/congestion.hpp"
+#include "transport/matcher.hpp"
 #include "transport/ops.hpp"
 #include "transport/packet_io.hpp"
 #include "transport/wire.hpp"
@@ -192,33 +205,41 @@ class Engine {
   PeerStats peer_stats(PeerId id) const noexcept;
   // Objects in use (tests check for leaks at quiescence).
   uint32_t sends_in_use() const noexcept { return send_pool_.in_use(); }
-  uint32_t recvs_in_use() const noexcept { return recv_pool_.in_use(); }
-  uint32_t unexpected_in_use() const noexcept { return unex_count_; }
+  uint32_t recvs_in_use() const noexcept { return matcher_.recvs_in_use(); }
+  uint32_t unexpected_in_use() const noexcept { return matcher_.unexpected_count(); }
   uint32_t held_packets() const noexcept;
   // Tx buffers allocated in a burst and kept for the next packets (not leaked).
   uint32_t cached_packets() const noexcept { return alloc_cache_len_; }
 
-  static constexpr uint32_t kInlineUnexpectedBytes = 256;
+  static constexpr uint32_t kInlineUnexpectedBytes = UnexEntry::kInlineBytes;
   static constexpr uint32_t kTxQueue = 64;
 
  private:
   struct SendMsg;
-  struct RecvEntry;
-  struct UnexEntry;
   struct TxSlot;
   struct Peer;
 
   Peer& P(PeerId id) noexcept { return *peers_[id]; }
+
+  // peers (engine.cpp)
   PeerId create_peer(const PeerAddr& addr);
   // Sequence, timer, flow and congestion state of a new (or restarted) peer.
   void restart_protocol(Peer& p) noexcept;
 
-  // tx side (engine_tx.cpp)
-  Status send_dgram(const SendOp& op, uint64_t len) noexcept;
+  // segmentation and reassembly (segmentation.cpp)
   void pump(Peer& p) noexcept;
   bool emit_segment(Peer& p, SendMsg& m, uint32_t offset, uint32_t len, Seq32 psn,
                     bool retransmit) noexcept;
+  bool deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
+  void abort_current(Peer& p, PeerId pid) noexcept;
+  void fail_current(Peer& p, PeerId pid, Status st) noexcept;
+
+  // reliability: receive window and ACKs, loss recovery (reliability.cpp)
+  void on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h) noexcept;
+  void drain_held(Peer& p, PeerId pid) noexcept;
+  void note_ack_pending(Peer& p) noexcept;
   void fill_ack(Peer& p, wire::Header& h, uint8_t* ext) noexcept;
+  uint16_t build_sack(Peer& p, uint64_t& sack, uint8_t* ext) noexcept;
   void send_ack(Peer& p) noexcept;
   void on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t ext_len) noexcept;
   void on_rto(Peer& p, uint64_t now) noexcept;
@@ -232,16 +253,10 @@ class Engine {
   static uint64_t next_probe_ns(const TxSlot& t, uint64_t pto) noexcept;
   void arm_probe(Peer& p) noexcept;  // probe timer for snd_una if nothing else is armed
   bool resend(Peer& p, Seq32 psn, uint64_t now) noexcept;
-  void cc_on_ack(Peer& p, uint32_t acked, uint64_t delay_ns, bool sample, uint64_t now) noexcept;
-  void cc_on_timeout(Peer& p, uint64_t now) noexcept;
+  // Credits this receiver advertises to p (flow_control.hpp receiver_credits).
   uint16_t credits_for(const Peer& p) const noexcept;
-  uint16_t build_sack(Peer& p, uint64_t& sack, uint8_t* ext) noexcept;
-  void seal(PacketBuf& pkt) noexcept;
-  // The send's completion, once the I/O layer holds no reference to its memory (zero copy):
-  // until then it waits on the pinned list (release_pinned, from progress).
-  void complete_send(SendMsg* m, Status st) noexcept;
-  void finish_send(SendMsg* m, Status st) noexcept;
-  void release_pinned() noexcept;
+
+  // liveness (liveness.cpp)
   void reset_peer(Peer& p, PeerId pid, Status st) noexcept;
   void check_liveness(Peer& p, PeerId pid, uint64_t now) noexcept;
   // When check_liveness acts on p next (declares it dead or probes it); UINT64_MAX: never.
@@ -250,25 +265,33 @@ class Engine {
   bool probe_due_to(const Peer& p) const noexcept;  // probed after a quarter timeout of silence
   void declare_dead(Peer& p, PeerId pid) noexcept;
   void fail_posted(PeerId pid, bool all) noexcept;
-  bool alloc_pkt(PacketBuf& out) noexcept;
-  bool enqueue_tx(PacketBuf& pkt) noexcept;
-  void flush() noexcept;
+  // A packet from p carries src_epoch: handles a restarted peer. False: drop the packet.
+  bool check_epoch(Peer& p, PeerId pid, uint32_t src_epoch) noexcept;
+  // A packet addressed to an earlier incarnation of this engine (dst_epoch stale).
+  void on_stale_epoch(const PeerAddr& a, const wire::Header& h) noexcept;
 
-  // rx side (engine_rx.cpp)
-  void on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h) noexcept;
-  void on_dgram(PacketBuf& pkt, const wire::Header& h) noexcept;
-  bool deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
-  void drain_held(Peer& p, PeerId pid) noexcept;
-  RecvEntry* match_posted(PeerId pid, bool tagged, uint64_t tag) noexcept;
+  // receive completions (receive.cpp)
   void finish_recv(RecvEntry* r, PeerId pid, uint32_t msg_len, uint32_t flags, uint64_t tag,
                    uint64_t data, Status st) noexcept;
   void finish_unexpected(UnexEntry* u) noexcept;
-  void free_unexpected(UnexEntry* u) noexcept;
-  void note_ack_pending(Peer& p) noexcept;
-  void abort_current(Peer& p, PeerId pid) noexcept;
-  void fail_current(Peer& p, PeerId pid, Status st) noexcept;
+
+  // transmit: buffers, batching, send completions (transmit.cpp)
+  bool alloc_pkt(PacketBuf& out) noexcept;
+  bool enqueue_tx(PacketBuf& pkt) noexcept;
+  void flush() noexcept;
+  void seal(PacketBuf& pkt) noexcept;
+  // The send's completion, once the I/O layer holds no reference to its memory (zero copy):
+  // until then it waits on the pinned list (release_pinned, from progress).
+  void complete_send(SendMsg* m, Status st) noexcept;
+  void finish_send(SendMsg* m, Status st) noexcept;
+  void release_pinned() noexcept;
+
+  // datagrams (datagram.cpp)
+  Status send_dgram(const SendOp& op, uint64_t len) noexcept;
+  void on_dgram(PacketBuf& pkt, const wire::Header& h) noexcept;
 
   EngineConfig cfg_;
+  CcParams cc_;
   PacketIo& io_;
   Clock& clock_;
   CompletionSink& sink_;
@@ -285,12 +308,7 @@ class Engine {
   SendMsg* pinned_tail_ = nullptr;
   uint32_t zc_min_ = UINT32_MAX;    // io_.zero_copy_min_bytes()
   std::unique_ptr<uint8_t[]> inject_arena_;
-  util::ObjectPool<RecvEntry> recv_pool_;
-  util::IntrusiveList<RecvEntry> posted_[2];    // [0] untagged, [1] tagged
-  util::IntrusiveList<UnexEntry> unexpected_[2];
-  uint32_t unex_count_ = 0;
-  uint64_t unex_bytes_ = 0;
-  bool credit_update_ = false;  // unexpected budget was freed: reopen throttled peers
+  Matcher matcher_;
 
   PacketBuf txq_[kTxQueue];
   uint16_t txq_len_ = 0;

@@ -75,8 +75,8 @@ Result run(const Params& pr, double drop) {
   ca.peer_timeout_ns = cb.peer_timeout_ns = 0;
   Sink sa, sb;
   Engine a(ca, link.a(), clock, sa), b(cb, link.b(), clock, sb);
-  PeerId ab = a.peer(PeerAddr{link.b().host(), 2});
-  b.peer(PeerAddr{link.a().host(), 1});
+  PeerId ab = a.peer(PeerAddr{link.host(1), 2});
+  b.peer(PeerAddr{link.host(0), 1});
 
   std::vector<uint8_t> src(pr.size, 0x5a), dst(size_t(pr.size) * pr.depth);
   uint32_t posted = 0, sent = 0;

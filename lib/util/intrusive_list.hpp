@@ -1,6 +1,7 @@
 // IntrusiveList<T>: a doubly linked FIFO whose nodes embed `T* prev, *next` (no allocation).
 // Thread-safety: none.
 #pragma once
+#include <cstddef>
 
 namespace pollfab::util {
 

@@ -1,0 +1,83 @@
+// Engine internals shared by the engine's concept files (not a public header): a message being
+// sent, a transmit-window slot, and a peer's state, grouped by the concept that owns it.
+#pragma once
+#include <memory>
+
+#include "transport/congestion.hpp"
+#include "transport/engine.hpp"
+#include "transport/flow_control.hpp"
+#include "transport/iov.hpp"
+#include "transport/rtt.hpp"
+
+namespace pollfab::transport {
+
+// One message being sent: queued, segmented, in flight, until all its packets are acked.
+struct Engine::SendMsg {
+  SendOp op;
+  uint64_t len = 0;
+  uint32_t next_offset = 0;  // bytes already cut into segments
+  Seq32 last_psn;            // PSN of the final segment, valid once segmented
+  bool segmented = false;
+  uint8_t* inject = nullptr; // this slot's inject buffer (inject_size bytes)
+  SendMsg* next = nullptr;   // peer FIFO; then the pinned list
+  PinId pin = kNoPin;        // zero copy: segments attached from op.iov under this pin
+  Status status = Status::Ok;  // the result, while the completion waits for the pin
+};
+
+// A sent, not yet cumulatively acknowledged packet (reliability: the SACK scoreboard).
+struct Engine::TxSlot {
+  SendMsg* msg = nullptr;
+  uint32_t offset = 0;
+  uint32_t len = 0;
+  uint64_t sent_ns = 0;
+  uint16_t tx_count = 0;
+  bool sacked = false;
+};
+
+struct Engine::Peer {
+  // identity and liveness (liveness.cpp)
+  PeerAddr addr;
+  Route route;
+  uint64_t user = ~0ull;
+  uint32_t remote_epoch = 0;
+  uint32_t retired_epoch = 0;  // the incarnation remote_epoch replaced (its packets are ignored)
+  bool dead = false;           // declared failed; comes back only with a new epoch
+  uint64_t heard_ns = 0;       // last packet from the peer, or the start of our wait on it
+  uint64_t probe_ns = 0;       // when our unanswered probe went out (0 = none)
+
+  // send side: segmentation (segmentation.cpp) and reliability (reliability.cpp)
+  Seq32 snd_una, snd_nxt;
+  std::unique_ptr<TxSlot[]> txw;  // window_pkts slots indexed by psn & mask
+  SendMsg* sq_head = nullptr;     // FIFO of messages not yet fully acknowledged
+  SendMsg* sq_tail = nullptr;
+  SendMsg* sq_next = nullptr;     // first message with segments left to send
+  uint64_t rto_deadline_ns = 0;   // 0 = timer not armed
+  Seq32 high_sacked;              // highest PSN SACKed (valid when > snd_una)
+  uint64_t rack_xmit_ns = 0;      // latest send time of a packet known delivered (RACK)
+  uint64_t loss_deadline_ns = 0;  // re-run loss detection then (0 = none)
+  RttState rtt;                   // RTT estimator and RTO (rtt.hpp)
+  CcState cc;                     // congestion window (congestion.hpp)
+  FlowState flow;                 // the receiver's window (flow_control.hpp)
+
+  // receive side: reliability (PSN window, ACKs) and reassembly (segmentation.cpp)
+  Seq32 rcv_nxt;
+  std::unique_ptr<PacketBuf[]> held;  // window_pkts slots, data == nullptr when empty
+  uint32_t held_count = 0;
+  RecvEntry* cur_recv = nullptr;      // message being reassembled into a posted receive
+  UnexEntry* cur_unex = nullptr;      // ... or into an unexpected buffer
+  uint32_t cur_msg_len = 0, cur_flags = 0;
+  uint64_t cur_tag = 0, cur_data = 0;
+  uint64_t data_rx_ns = 0;            // newest data packet's arrival (ack_delay_ns)
+  uint16_t adv_credits = 0;           // credits last advertised (flow_control.hpp)
+  uint32_t ack_pending = 0;           // packets received but not yet acknowledged
+  uint64_t ack_deadline_ns = 0;
+  bool ack_now = false;
+
+  // counters (PeerStats)
+  uint64_t tx_pkts = 0, tx_bytes = 0, rx_pkts = 0, rx_bytes = 0, retx_pkts = 0, dup_pkts = 0;
+  uint64_t rto_events = 0;
+
+  uint32_t inflight() const noexcept { return static_cast<uint32_t>(snd_nxt - snd_una); }
+};
+
+}  // namespace pollfab::transport

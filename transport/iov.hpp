@@ -1,0 +1,50 @@
+// Scatter/gather helpers over an iovec list (the transport's view of application buffers).
+// Offsets and lengths in bytes; copies are clipped to the list. Thread-safety: pure.
+#pragma once
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+namespace pollfab::transport {
+
+// Copies len bytes from src into the iov list at byte offset off (clipped to the iov).
+inline void copy_to_iov(const iovec* iov, uint32_t cnt, uint64_t off, const uint8_t* src,
+                        uint64_t len) noexcept {
+  for (uint32_t i = 0; i < cnt && len; ++i) {
+    if (off >= iov[i].iov_len) { off -= iov[i].iov_len; continue; }
+    uint64_t n = std::min<uint64_t>(len, iov[i].iov_len - off);
+    std::memcpy(static_cast<uint8_t*>(iov[i].iov_base) + off, src, n);
+    src += n; len -= n; off = 0;
+  }
+}
+
+// Copies len bytes at byte offset off of the iov list into dst.
+inline void copy_from_iov(const iovec* iov, uint32_t cnt, uint64_t off, uint8_t* dst,
+                          uint64_t len) noexcept {
+  for (uint32_t i = 0; i < cnt && len; ++i) {
+    if (off >= iov[i].iov_len) { off -= iov[i].iov_len; continue; }
+    uint64_t n = std::min<uint64_t>(len, iov[i].iov_len - off);
+    std::memcpy(dst, static_cast<const uint8_t*>(iov[i].iov_base) + off, n);
+    dst += n; len -= n; off = 0;
+  }
+}
+
+// The address of bytes [off, off + len) of the iov list if they lie in one entry, else null.
+inline const uint8_t* contiguous_in_iov(const iovec* iov, uint32_t cnt, uint64_t off,
+                                        uint64_t len) noexcept {
+  for (uint32_t i = 0; i < cnt; ++i) {
+    if (off >= iov[i].iov_len) { off -= iov[i].iov_len; continue; }
+    return off + len <= iov[i].iov_len ? static_cast<const uint8_t*>(iov[i].iov_base) + off : nullptr;
+  }
+  return nullptr;
+}
+
+inline uint64_t iov_bytes(const iovec* iov, uint32_t cnt) noexcept {
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < cnt; ++i) n += iov[i].iov_len;
+  return n;
+}
+
+}  // namespace pollfab::transport

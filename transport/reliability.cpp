@@ -1,0 +1,348 @@
+// Engine reliability: the receive window (PSN order, holding out-of-order packets, duplicate
+// suppression), ACKs (cumulative + SACK, coalesced, delayed, piggybacked), and on the send side
+// ACK processing (RTT samples: rtt.hpp; congestion: congestion.hpp; credits: flow_control.hpp)
+// and loss recovery: SACK-driven fast retransmit (RFC 6675), RACK with a tail loss probe
+// (RFC 8985) and the retransmission timeout (RFC 6298). docs/transport.md has the why.
+#include "transport/engine_state.hpp"
+
+namespace pollfab::transport {
+
+namespace {
+// A hole is retransmitted on SACK evidence when at least this many packets above it arrived
+// (the classic duplicate-ACK threshold, tolerating mild reordering).
+constexpr uint32_t kDupThresh = 3;
+// Out-of-order packets that extend a run above a hole are acknowledged every this many.
+constexpr uint32_t kOooAckEvery = 4;
+}  // namespace
+
+void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h) noexcept {
+  Seq32 psn(h.psn);
+  int32_t d = psn - p.rcv_nxt;
+  p.data_rx_ns = last_rx_ns_;
+  if (d < 0) {  // duplicate of something delivered: tell the sender again
+    ++stats_.dup_pkts;
+    ++p.dup_pkts;
+    io_.free(&pkt, 1);
+    p.ack_now = true;
+    if (!p.ack_pending) note_ack_pending(p);
+    return;
+  }
+  if (static_cast<uint32_t>(d) >= cfg_.window_pkts) {
+    ++stats_.drop_window;
+    io_.free(&pkt, 1);
+    return;
+  }
+  if (d > 0) {  // ahead of a gap: hold it (no copy) until the gap fills
+    PacketBuf& slot = p.held[psn.raw() & wmask_];
+    if (slot.data) {
+      ++stats_.dup_pkts;
+      ++p.dup_pkts;
+      io_.free(&pkt, 1);
+      p.ack_now = true;
+    } else {
+      slot = pkt;
+      ++p.held_count;
+      ++stats_.ooo_pkts;
+      // SACK news: at once for a new hole (the packet before this one is missing), else with
+      // every few packets that extend the run above it.
+      const bool new_hole = d == 1 || !p.held[(psn - 1).raw() & wmask_].data;
+      if (new_hole || p.ack_pending + 1 >= kOooAckEvery) p.ack_now = true;
+    }
+    note_ack_pending(p);
+    return;
+  }
+  PacketBuf& stale = p.held[psn.raw() & wmask_];
+  if (stale.data) {  // an earlier copy was held and could not be delivered yet: use this one
+    io_.free(&stale, 1);
+    stale.data = nullptr;
+    --p.held_count;
+  }
+  if (!deliver(p, pid, h, pkt.data + wire::kHeaderBytes)) {
+    // No room to buffer it: not acknowledged (the sender resends later), but answered at once
+    // with our credits, which close the sender's window until we have room again.
+    ++stats_.drop_unexpected_full;
+    io_.free(&pkt, 1);
+    p.ack_now = true;
+    if (!p.ack_pending) note_ack_pending(p);
+    return;
+  }
+  io_.free(&pkt, 1);
+  ++p.rcv_nxt;
+  note_ack_pending(p);
+  if (h.flags & wire::kAckReq) p.ack_now = true;
+  if (p.held_count) drain_held(p, pid);
+}
+
+void Engine::drain_held(Peer& p, PeerId pid) noexcept {
+  bool any = false;
+  while (p.held_count) {
+    PacketBuf& slot = p.held[p.rcv_nxt.raw() & wmask_];
+    if (!slot.data) break;
+    wire::Header h;
+    wire::decode(slot.data, slot.len, h);  // validated on arrival
+    if (!deliver(p, pid, h, slot.data + wire::kHeaderBytes)) break;
+    io_.free(&slot, 1);
+    slot.data = nullptr;
+    --p.held_count;
+    ++p.rcv_nxt;
+    note_ack_pending(p);
+    any = true;
+  }
+  if (any) p.ack_now = true;
+}
+
+void Engine::note_ack_pending(Peer& p) noexcept {
+  if (p.ack_pending++ == 0) p.ack_deadline_ns = clock_.now_ns() + cfg_.ack_delay_ns;
+}
+
+// A message landing in a posted receive (this one, or the next if receives are waiting) costs
+// no buffer: the whole window is open. Otherwise the window shrinks with what is left of the
+// unexpected-message budget, so a sender cannot push more than we could buffer (the rest would
+// be dropped and resent).
+uint16_t Engine::credits_for(const Peer& p) const noexcept {
+  return receiver_credits(p.cur_recv || matcher_.has_posted(), matcher_.unexpected_free_bytes(),
+                          seg_bytes_, cfg_.window_pkts);
+}
+
+uint16_t Engine::build_sack(Peer& p, uint64_t& sack, uint8_t* ext) noexcept {
+  sack = 0;
+  if (!p.held_count) return 0;
+  uint16_t ext_len = 0;
+  uint32_t found = 0;
+  for (uint32_t i = 0; i + 1 < cfg_.window_pkts && found < p.held_count; ++i) {
+    if (!p.held[(p.rcv_nxt + 1 + i).raw() & wmask_].data) continue;
+    ++found;
+    if (i < 64) {
+      sack |= 1ull << i;
+    } else if (ext) {
+      uint32_t j = i - 64;
+      if (j / 8 >= ext_len) {
+        std::memset(ext + ext_len, 0, j / 8 + 1 - ext_len);
+        ext_len = static_cast<uint16_t>(j / 8 + 1);
+      }
+      ext[j / 8] |= static_cast<uint8_t>(1u << (j % 8));
+    } else {
+      return 1;  // more SACK information than the header carries
+    }
+  }
+  return ext_len;
+}
+
+void Engine::fill_ack(Peer& p, wire::Header& h, uint8_t* ext) noexcept {
+  h.flags |= wire::kAckValid;
+  h.ack_psn = p.rcv_nxt.raw();
+  uint16_t ext_len = build_sack(p, h.sack, ext);
+  h.credits = credits_for(p);
+  p.adv_credits = h.credits;
+  if (p.data_rx_ns) {
+    uint64_t d = clock_.now_ns() - p.data_rx_ns;
+    h.ack_delay_ns = static_cast<uint32_t>(std::min<uint64_t>(d, 0xffffffffu));
+  }
+  if (ext) h.payload_len = ext_len;
+  // A piggybacked ACK whose SACK does not fit the header leaves a standalone one pending.
+  if (!ext && ext_len) return;
+  p.ack_pending = 0;
+  p.ack_now = false;
+}
+
+void Engine::send_ack(Peer& p) noexcept {
+  PacketBuf pkt;
+  if (!alloc_pkt(pkt)) return;  // retried at the next progress (ack stays pending)
+  wire::Header h;
+  h.type = wire::Type::Ack;
+  h.src_ep = cfg_.ep_id;
+  h.dst_ep = p.addr.ep_id;
+  h.src_epoch = cfg_.epoch;
+  h.dst_epoch = p.remote_epoch;
+  uint32_t pending = p.ack_pending;
+  bool now = p.ack_now;
+  if (p.probe_ns) h.flags |= wire::kAckReq;  // a liveness probe: the peer answers at once
+  fill_ack(p, h, pkt.data + wire::kHeaderBytes);
+  wire::encode(h, pkt.data);
+  pkt.len = static_cast<uint32_t>(wire::kHeaderBytes + h.payload_len);
+  pkt.route = &p.route;
+  seal(pkt);
+  if (!enqueue_tx(pkt)) {
+    io_.free(&pkt, 1);
+    p.ack_pending = pending;
+    p.ack_now = now;
+    return;
+  }
+  ++stats_.acks_tx;
+}
+
+void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t ext_len) noexcept {
+  Seq32 ack(h.ack_psn);
+  if (ack > p.snd_nxt || ack < p.snd_una) return;  // stale or bogus
+  const uint64_t now = last_rx_ns_;  // on_ack runs inside on_packet: the packet's rx time
+  // Flow control: the window edge only moves forward (a shrinking offer is not taken back
+  // from packets already sent; RFC 9293 3.8.6).
+  flow_on_ack(p.flow, ack, h.credits, p.snd_nxt);
+  if (ack > p.snd_una) {
+    bool have = false;
+    uint64_t sample = 0;
+    uint32_t acked = static_cast<uint32_t>(ack - p.snd_una);
+    for (Seq32 s = p.snd_una; s < ack; ++s) {
+      TxSlot& t = p.txw[s.raw() & wmask_];
+      // Karn: no samples from retransmitted packets; nor from SACKed ones (their ACK came
+      // long before this cumulative one, the gap would count recovery time as RTT).
+      if (t.tx_count == 1 && !t.sacked) {
+        sample = now - t.sent_ns;
+        have = true;
+      }
+      if (!t.sacked) p.rack_xmit_ns = std::max(p.rack_xmit_ns, t.sent_ns);
+      t.msg = nullptr;
+      t.sacked = false;
+    }
+    p.snd_una = ack;
+    uint64_t delay = sample;
+    if (have) {
+      delay = rtt_sample(p.rtt, sample, h.ack_delay_ns);
+      stats_.srtt_ns = p.rtt.srtt_ns;
+    }
+    rtt_on_ack(p.rtt, cfg_.rto_min_ns, cfg_.rto_max_ns);
+    if (cfg_.cc &&
+        cc_on_ack(p.cc, cc_, acked, delay, have, p.rtt.min_rtt_ns, p.rtt.srtt_ns, now))
+      ++stats_.cc_decreases;
+    while (p.sq_head && p.sq_head->segmented && p.sq_head->last_psn < p.snd_una) {
+      SendMsg* m = p.sq_head;
+      p.sq_head = m->next;
+      if (!p.sq_head) p.sq_tail = nullptr;
+      complete_send(m, Status::Ok);
+    }
+    p.rto_deadline_ns = p.inflight() || p.sq_next ? now + p.rtt.rto_ns : 0;
+  }
+  if (!p.inflight()) {
+    p.loss_deadline_ns = 0;
+    return;
+  }
+  // SACK scoreboard: mark newly SACKed packets, then find the lost ones.
+  auto mark = [&](Seq32 s) {
+    if (s >= p.snd_nxt) return false;
+    TxSlot& t = p.txw[s.raw() & wmask_];
+    if (!t.sacked && t.msg) {
+      t.sacked = true;
+      p.rack_xmit_ns = std::max(p.rack_xmit_ns, t.sent_ns);
+    }
+    if (s > p.high_sacked || p.high_sacked < p.snd_una) p.high_sacked = s;
+    return true;
+  };
+  for (uint64_t bits = h.sack; bits; bits &= bits - 1)
+    if (!mark(ack + 1 + static_cast<uint32_t>(__builtin_ctzll(bits)))) break;
+  for (uint32_t j = 0; j < ext_len * 8; ++j)
+    if ((ext[j / 8] >> (j % 8)) & 1)
+      if (!mark(ack + 65 + j)) break;
+  detect_loss(p, now);
+}
+
+bool Engine::resend(Peer& p, Seq32 psn, uint64_t now) noexcept {
+  TxSlot& t = p.txw[psn.raw() & wmask_];
+  if (!emit_segment(p, *t.msg, t.offset, t.len, psn, true)) return false;
+  ++t.tx_count;
+  t.sent_ns = now;
+  return true;
+}
+
+Engine::LossTiming Engine::loss_timing(const Peer& p) const noexcept {
+  const uint64_t rtt = p.rtt.valid ? p.rtt.srtt_ns : cfg_.rto_initial_ns;
+  const uint64_t reo = std::max<uint64_t>(rtt / 4, 2'000);
+  return {rtt, reo, 2 * rtt + reo + cfg_.ack_delay_ns};
+}
+
+// When the oldest packet's next probe is due: pto after its last send. The first three resends
+// keep that pace; only then does the interval double per resend (to 64 pto). A lost
+// retransmission of the oldest packet with the rest of the window SACKed blocks the whole
+// window (nothing new may be sent past snd_una + window, so RACK has no later packet to judge
+// it by): doubling from the first resend took it past the RTO after two losses in a row, 0.6
+// RTOs per 1 MiB message at 10% loss. Three quick probes cost three packets at most.
+uint64_t Engine::next_probe_ns(const TxSlot& t, uint64_t pto) noexcept {
+  const uint32_t resends = t.tx_count - 1;
+  return t.sent_ns + (resends < 3 ? pto : pto << std::min<uint32_t>(resends - 2, 6));
+}
+
+void Engine::arm_probe(Peer& p) noexcept {
+  if (!p.inflight() || p.loss_deadline_ns) return;
+  // As in detect_loss: a SACKed oldest packet is not probed (it arrived; the receiver holds it
+  // because it cannot deliver it yet). Only its cumulative ACK is missing: the RTO's business.
+  const TxSlot& t = p.txw[p.snd_una.raw() & wmask_];
+  if (!t.msg || t.sacked) return;
+  p.loss_deadline_ns = next_probe_ns(t, loss_timing(p).pto);
+}
+
+void Engine::detect_loss(Peer& p, uint64_t now) noexcept {
+  p.loss_deadline_ns = 0;
+  if (!p.inflight()) return;
+  // RACK (RFC 8985): a packet sent before one that was delivered is lost once an RTT plus a
+  // reordering window has passed since it was sent. For first transmissions the classic
+  // three-SACKs-above rule (RFC 6675) decides sooner. The oldest packet also has a probe
+  // timer (RFC 8985 7, tail loss probe): when nothing was delivered after it (a lost tail, a
+  // lost retransmission with the window full of SACKed packets) it is resent after two RTTs
+  // plus the receiver's ACK delay (next_probe_ns), long before the RTO with its backoff and
+  // window collapse.
+  const LossTiming lt = loss_timing(p);  // not a structured binding: clang 14 cannot capture one
+  const uint64_t rtt = lt.rtt, reo = lt.reo, pto = lt.pto;
+  auto probe_due = [pto](const TxSlot& t) { return next_probe_ns(t, pto); };
+  uint32_t above = 0;
+  Seq32 top = p.high_sacked > p.snd_una ? p.high_sacked : p.snd_una;
+  for (Seq32 s = top; s >= p.snd_una; s = s - 1) {
+    TxSlot& t = p.txw[s.raw() & wmask_];
+    if (t.sacked) { ++above; if (s == p.snd_una) break; continue; }
+    if (!t.msg) { if (s == p.snd_una) break; continue; }
+    bool lost = false;
+    uint64_t due = UINT64_MAX;
+    if (t.tx_count == 1 && above >= kDupThresh) {
+      lost = true;
+      ++stats_.fast_retx_events;
+    } else if (t.sent_ns < p.rack_xmit_ns) {
+      due = t.sent_ns + rtt + reo;
+    }
+    if (s == p.snd_una) due = std::min(due, probe_due(t));
+    if (!lost && due != UINT64_MAX) {
+      if (now >= due) {
+        lost = true;
+        ++stats_.rack_retx_events;
+      } else if (!p.loss_deadline_ns || due < p.loss_deadline_ns) {
+        p.loss_deadline_ns = due;
+      }
+    }
+    if (lost) {
+      if (!resend(p, s, now)) {
+        p.loss_deadline_ns = now;  // no buffer or queue space: try again at the next progress
+        break;
+      }
+      if (s == p.snd_una && !p.loss_deadline_ns) p.loss_deadline_ns = probe_due(t);
+    }
+    if (s == p.snd_una) break;
+  }
+}
+
+void Engine::on_rto(Peer& p, uint64_t now) noexcept {
+  if (!p.inflight()) {
+    p.rto_deadline_ns = 0;
+    if (p.sq_next && !flow_window_open(p.flow, p.snd_nxt)) {  // persist: probe the closed window
+      p.flow.persist_probe = true;
+      pump(p);
+      rtt_on_timeout(p.rtt, cfg_.rto_max_ns);
+      p.rto_deadline_ns = now + p.rtt.rto_ns;
+    }
+    return;
+  }
+  ++stats_.rto_events;
+  ++p.rto_events;
+  // Resend the oldest unacknowledged packet (RFC 6298 5.4), even if it is SACKed: when every
+  // packet in flight is SACKed, only the cumulative ACK is missing (lost), and something must
+  // go out to bring it back. Once it is delivered, RACK finds the other lost ones. Our
+  // receivers never renege on SACKed packets (held packets stay until delivered), so the
+  // scoreboard stays valid.
+  Seq32 oldest = p.snd_una;
+  for (Seq32 s = p.snd_una; s < p.snd_nxt; ++s) {
+    TxSlot& t = p.txw[s.raw() & wmask_];
+    if (!t.sacked && t.msg) { oldest = s; break; }
+  }
+  if (p.txw[oldest.raw() & wmask_].msg) resend(p, oldest, now);
+  if (cfg_.cc && cc_on_timeout(p.cc, cc_, p.rtt.backoff, p.rtt.srtt_ns, now)) ++stats_.cc_decreases;
+  rtt_on_timeout(p.rtt, cfg_.rto_max_ns);
+  p.rto_deadline_ns = now + p.rtt.rto_ns;
+}
+
+}  // namespace pollfab::transport

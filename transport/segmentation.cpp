@@ -1,0 +1,219 @@
+// Engine segmentation and reassembly: posting a reliable send, cutting messages into segments
+// of max_packet_bytes - header (zero copy: attached from the application's buffer when the I/O
+// layer can), and on receive placing each segment straight into the matched receive buffer (or
+// the unexpected buffer) at its offset, in PSN order.
+#include "transport/engine_state.hpp"
+
+namespace pollfab::transport {
+
+Status Engine::send(const SendOp& op) noexcept {
+  if (op.iov_count > kMaxIov) return Status::Invalid;
+  if (op.peer >= peers_.size()) return Status::Invalid;
+  uint64_t len = iov_bytes(op.iov, op.iov_count);
+  if (len > cfg_.max_msg_size) return Status::TooBig;
+  if ((op.flags & kOpInject) && len > cfg_.inject_size) return Status::TooBig;
+  if (!cfg_.reliable) return send_dgram(op, len);
+
+  SendMsg* m = send_pool_.get();
+  if (!m) return Status::NoResource;
+  m->op = op;
+  m->len = len;
+  m->next_offset = 0;
+  m->segmented = false;
+  m->next = nullptr;
+  m->pin = kNoPin;
+  if (op.flags & kOpInject) {
+    copy_from_iov(op.iov, op.iov_count, 0, m->inject, len);
+    m->op.iov[0] = {m->inject, static_cast<size_t>(len)};
+    m->op.iov_count = 1;
+  }
+  Peer& p = P(op.peer);
+  // Zero copy: segments are attached from the application's memory (pinned until the message
+  // is acknowledged and the I/O layer has let go of it); injects are already copied.
+  if (!(op.flags & kOpInject) && len >= zc_min_ && !p.dead) m->pin = io_.pin_open();
+  if (p.dead) {  // fail fast: the completion reports the failure (FI_ETIMEDOUT)
+    complete_send(m, Status::TimedOut);
+    return Status::Ok;
+  }
+  if (!p.sq_head) p.heard_ns = std::max(p.heard_ns, clock_.now_ns());  // a new wait starts now
+  if (p.sq_tail) p.sq_tail->next = m; else p.sq_head = m;
+  p.sq_tail = m;
+  if (!p.sq_next) p.sq_next = m;
+  pump(p);
+  flush();
+  return Status::Ok;
+}
+
+void Engine::pump(Peer& p) noexcept {
+  uint64_t now = clock_.now_ns();
+  uint32_t limit = cfg_.window_pkts;
+  if (cfg_.cc) limit = std::min(limit, cc_window(p.cc, cc_));
+  while (p.sq_next && p.inflight() < limit) {
+    if (!flow_window_open(p.flow, p.snd_nxt)) {  // the receiver's window is closed
+      if (!p.flow.persist_probe) {
+        if (!p.flow.credit_stalled) ++stats_.credit_stalls;
+        p.flow.credit_stalled = true;
+        break;
+      }
+      ++stats_.credit_probes;
+    }
+    SendMsg& m = *p.sq_next;
+    uint32_t off = m.next_offset;
+    uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(seg_bytes_, m.len - off));
+    Seq32 psn = p.snd_nxt;
+    if (!emit_segment(p, m, off, len, psn, false)) break;
+    p.flow.persist_probe = false;
+    TxSlot& s = p.txw[psn.raw() & wmask_];
+    s.msg = &m;
+    s.offset = off;
+    s.len = len;
+    s.sent_ns = now;
+    s.tx_count = 1;
+    s.sacked = false;
+    ++p.snd_nxt;
+    m.next_offset = off + len;
+    if (m.next_offset == m.len) {
+      m.segmented = true;
+      m.last_psn = psn;
+      p.sq_next = m.next;
+    }
+    if (!p.rto_deadline_ns) p.rto_deadline_ns = now + p.rtt.rto_ns;
+  }
+  // Window closed with nothing in flight: the RTO timer doubles as the persist timer.
+  if (p.sq_next && !p.inflight() && !p.rto_deadline_ns) p.rto_deadline_ns = now + p.rtt.rto_ns;
+  // New data into an idle window: nothing is in flight to bring an ACK that would run loss
+  // detection, so the tail probe is armed here (RFC 8985 7.2), not left to the RTO. A lost
+  // single-packet message (an inject, a 0-byte reply) otherwise waited rto_min.
+  arm_probe(p);
+}
+
+bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32 psn,
+                          bool retransmit) noexcept {
+  PacketBuf pkt;
+  if (!alloc_pkt(pkt)) return false;
+  wire::Header h;
+  h.type = wire::Type::Data;
+  h.flags = (off == 0 ? wire::kFirst : 0) | (uint64_t(off) + len == m.len ? wire::kLast : 0) |
+            ((m.op.flags & kOpTagged) ? wire::kTagged : 0) |
+            ((m.op.flags & kOpCqData) ? wire::kCqData : 0) | (retransmit ? wire::kRetransmit : 0);
+  h.payload_len = static_cast<uint16_t>(len);
+  h.src_ep = cfg_.ep_id;
+  h.dst_ep = p.addr.ep_id;
+  h.src_epoch = cfg_.epoch;
+  h.dst_epoch = p.remote_epoch;
+  h.psn = psn.raw();
+  h.msg_len = static_cast<uint32_t>(m.len);
+  h.offset = off;
+  h.tag = m.op.tag;
+  h.cq_data = m.op.cq_data;
+  fill_ack(p, h, nullptr);
+  wire::encode(h, pkt.data);
+  pkt.len = wire::kHeaderBytes;
+  const uint8_t* src = m.pin != kNoPin && len >= zc_min_
+                           ? contiguous_in_iov(m.op.iov, m.op.iov_count, off, len)
+                           : nullptr;
+  if (src && io_.attach(pkt, src, len, m.pin)) {
+    ++stats_.zc_tx_pkts;
+  } else {  // copy (also when the I/O layer is out of references)
+    copy_from_iov(m.op.iov, m.op.iov_count, off, pkt.data + wire::kHeaderBytes, len);
+    pkt.len = static_cast<uint32_t>(wire::kHeaderBytes + len);
+  }
+  pkt.route = &p.route;
+  seal(pkt);
+  if (!enqueue_tx(pkt)) {
+    io_.free(&pkt, 1);
+    return false;
+  }
+  stats_.tx_bytes += len;
+  ++p.tx_pkts;
+  p.tx_bytes += len;
+  if (retransmit) {
+    ++stats_.retx_pkts;
+    ++p.retx_pkts;
+  }
+  return true;
+}
+
+bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept {
+  if (h.flags & wire::kFirst) {
+    if (p.cur_recv || p.cur_unex) abort_current(p, pid);  // a message was cut short
+    const bool tagged = h.flags & wire::kTagged;
+    if (RecvEntry* r = matcher_.match_posted(pid, tagged, h.tag)) {
+      p.cur_recv = r;
+      r->received = 0;
+    } else {
+      // Every entry counts against max_unexpected_bytes (its bookkeeping too), so a sender
+      // of endless small messages cannot grow our memory without bound: at the limit the
+      // packet stays unacknowledged (the caller answers with our credits).
+      UnexEntry* u = matcher_.new_unexpected(pid, h.flags, h.tag, h.cq_data, h.msg_len);
+      if (!u) return false;
+      p.cur_unex = u;
+    }
+    p.cur_msg_len = h.msg_len;
+    p.cur_flags = h.flags;
+    p.cur_tag = h.tag;
+    p.cur_data = h.cq_data;
+  } else if (!p.cur_recv && !p.cur_unex) {
+    ++stats_.drop_protocol;  // a middle segment with no message started: consume it
+    return true;
+  }
+  if (h.msg_len != p.cur_msg_len) {
+    abort_current(p, pid);
+    return true;
+  }
+  const uint32_t len = h.payload_len;
+  if (RecvEntry* r = p.cur_recv) {
+    if (h.offset != r->received) {
+      abort_current(p, pid);
+      return true;
+    }
+    if (h.offset < r->cap)
+      copy_to_iov(r->op.iov, r->op.iov_count, h.offset, payload,
+                  std::min<uint64_t>(len, r->cap - h.offset));
+    r->received += len;
+    if (h.flags & wire::kLast) {
+      p.cur_recv = nullptr;
+      finish_recv(r, pid, h.msg_len, p.cur_flags, p.cur_tag, p.cur_data,
+                  h.msg_len > r->cap ? Status::Truncated : Status::Ok);
+    }
+  } else {
+    UnexEntry* u = p.cur_unex;
+    if (h.offset != u->received) {
+      abort_current(p, pid);
+      return true;
+    }
+    if (len) std::memcpy(u->buf + h.offset, payload, len);
+    u->received += len;
+    if (h.flags & wire::kLast) {
+      u->complete = true;
+      p.cur_unex = nullptr;
+      finish_unexpected(u);
+    }
+  }
+  return true;
+}
+
+void Engine::fail_current(Peer& p, PeerId pid, Status st) noexcept {
+  if (p.cur_recv) {
+    RecvEntry* r = p.cur_recv;
+    p.cur_recv = nullptr;
+    finish_recv(r, pid, p.cur_msg_len, p.cur_flags, p.cur_tag, p.cur_data, st);
+  }
+  if (p.cur_unex) {
+    UnexEntry* u = p.cur_unex;
+    p.cur_unex = nullptr;
+    if (u->claimed) {
+      RecvEntry* r = u->claimed;
+      u->claimed = nullptr;
+      finish_recv(r, pid, u->msg_len, u->flags, u->tag, u->cq_data, st);
+    }
+    matcher_.free_unexpected(u);
+  }
+}
+
+void Engine::abort_current(Peer& p, PeerId pid) noexcept {
+  ++stats_.drop_protocol;
+  fail_current(p, pid, Status::IoError);
+}
+
+}  // namespace pollfab::transport

@@ -1,0 +1,85 @@
+// Engine transmit: packet buffers (allocated in bursts and cached), the tx queue flushed as one
+// burst per progress, sealing (CRC-32C), and send completions, which wait until the I/O layer
+// holds no reference to zero-copy memory (the pinned list).
+#include "transport/engine_state.hpp"
+
+namespace pollfab::transport {
+
+void Engine::seal(PacketBuf& pkt) noexcept {
+  if (cfg_.checksum) wire::seal(pkt.data, pkt.len - pkt.ext_len, pkt.ext, pkt.ext_len);
+}
+
+void Engine::complete_send(SendMsg* m, Status st) noexcept {
+  if (m->pin != kNoPin) {
+    if (io_.pinned(m->pin)) {  // a packet still references the application's memory
+      m->status = st;
+      m->next = nullptr;
+      if (pinned_tail_) pinned_tail_->next = m; else pinned_head_ = m;
+      pinned_tail_ = m;
+      return;
+    }
+    io_.pin_close(m->pin);
+    m->pin = kNoPin;
+  }
+  finish_send(m, st);
+}
+
+void Engine::release_pinned() noexcept {
+  SendMsg** link = &pinned_head_;
+  SendMsg* prev = nullptr;
+  while (SendMsg* m = *link) {
+    if (io_.pinned(m->pin)) {
+      prev = m;
+      link = &m->next;
+      continue;
+    }
+    *link = m->next;
+    if (pinned_tail_ == m) pinned_tail_ = prev;
+    io_.pin_close(m->pin);
+    m->pin = kNoPin;
+    finish_send(m, m->status);
+  }
+}
+
+void Engine::finish_send(SendMsg* m, Status st) noexcept {
+  Completion c;
+  c.context = m->op.context;
+  c.flags = kCompSend | ((m->op.flags & kOpTagged) ? kCompTagged : 0);
+  // Success: an entry only if asked for (fi_inject calls never ask). Failure: always an error
+  // entry, so the application learns of it (an inject's entry carries its null context).
+  c.cq_entry = st != Status::Ok || (m->op.flags & kOpCompletion);
+  c.status = st;
+  c.len = m->len;
+  send_pool_.put(m);
+  sink_.on_completion(c);
+}
+
+bool Engine::alloc_pkt(PacketBuf& out) noexcept {
+  if (alloc_cache_len_ == 0) {
+    alloc_cache_len_ = io_.alloc(alloc_cache_, 32);
+    if (alloc_cache_len_ == 0) return false;
+  }
+  out = alloc_cache_[--alloc_cache_len_];
+  return true;
+}
+
+bool Engine::enqueue_tx(PacketBuf& pkt) noexcept {
+  if (txq_len_ == kTxQueue) {
+    flush();
+    if (txq_len_ == kTxQueue) return false;
+  }
+  txq_[txq_len_++] = pkt;
+  return true;
+}
+
+void Engine::flush() noexcept {
+  if (!txq_len_) return;
+  uint16_t n = io_.tx_burst(txq_, txq_len_);
+  stats_.tx_pkts += n;
+  if (n < txq_len_) {
+    for (uint16_t i = n; i < txq_len_; ++i) txq_[i - n] = txq_[i];
+  }
+  txq_len_ = static_cast<uint16_t>(txq_len_ - n);
+}
+
+}  // namespace pollfab::transport
