@@ -1,5 +1,5 @@
 // `pollfab info --stats [--json] [PID...]`: the counters of running pollfab processes, read from
-// their stats sockets (providers/common/stats.hpp). With PIDs, those processes; without, every
+// their stats sockets (lib/core/stats_server.hpp). With PIDs, those processes; without, every
 // process with a socket in the stats directories. A socket nobody listens on (the process is
 // gone) is reported and skipped.
 #include <dirent.h>
@@ -19,7 +19,7 @@
 
 #include "apps/common/json.hpp"
 #include "apps/info.hpp"
-#include "providers/common/stats.hpp"
+#include "lib/core/stats_server.hpp"
 
 namespace pollfab::apps {
 namespace {
@@ -32,7 +32,7 @@ bool is_socket(const std::string& p) {
 // pid -> socket path, over every stats directory (the first directory wins for a pid).
 std::map<long, std::string> find_sockets() {
   std::map<long, std::string> out;
-  for (const std::string& dir : providers::stats::socket_dirs()) {
+  for (const std::string& dir : core::stats::socket_dirs()) {
     DIR* d = opendir(dir.c_str());
     if (!d) continue;
     while (dirent* e = readdir(d)) {
@@ -224,7 +224,7 @@ int show(long pid, const std::string& path, bool json) {
 
 std::string dirs_text() {
   std::string s;
-  for (const auto& d : providers::stats::socket_dirs()) s += (s.empty() ? "" : ", ") + d;
+  for (const auto& d : core::stats::socket_dirs()) s += (s.empty() ? "" : ", ") + d;
   return s;
 }
 

@@ -8,6 +8,7 @@
 
 #include "dpdk_glue/eal.hpp"
 #include "lib/core/errors.hpp"
+#include "lib/core/ops_fabric.hpp"
 #include "lib/util/log.hpp"
 
 namespace pollfab::providers::dpdk {
@@ -16,7 +17,9 @@ std::string device_name(const std::string& dev) { return dev.substr(0, dev.find(
 
 DpdkFabric::DpdkFabric(core::Provider* prov, const fi_fabric_attr* attr, void* context,
                        const config::Config& cfg)
-    : core::Fabric(prov, attr, context), cfg_(cfg) {}
+    : core::Fabric(prov, attr, context), cfg_(cfg) {
+  core::install_fabric_ops<DpdkFabric>(box_.fid);
+}
 
 DpdkFabric::~DpdkFabric() { dpdk_glue::eal_release(); }
 
@@ -45,9 +48,9 @@ int DpdkFabric::open_domain(fi_info* info, fid_domain** dom, uint64_t flags, voi
 
 DpdkDomain::DpdkDomain(DpdkFabric* fabric, const fi_info* info, void* context,
                        const config::Config& cfg, std::shared_ptr<dpdk_glue::Port> port)
-    : TransportDomain(fabric, info, context, NameKind::Dpdk, cfg) {
+    : packet::TransportDomain(fabric, info, context, packet::NameKind::Dpdk, cfg) {
   const rte_ether_addr& mac = port->mac();
-  base_.kind = NameKind::Dpdk;
+  base_.kind = packet::NameKind::Dpdk;
   std::memcpy(base_.mac, mac.addr_bytes, 6);
   base_.udp_port = cfg.dpdk.udp_port;
   in_addr a{};
@@ -63,8 +66,8 @@ DpdkDomain::DpdkDomain(DpdkFabric* fabric, const fi_info* info, void* context,
                                      cfg.dpdk.zero_copy_min_bytes));
 }
 
-Name DpdkDomain::local_name(uint16_t ep_id) const noexcept {
-  Name n = base_;
+packet::Name DpdkDomain::local_name(uint16_t ep_id) const noexcept {
+  packet::Name n = base_;
   n.ep_id = ep_id;
   return n;
 }

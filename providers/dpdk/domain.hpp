@@ -7,7 +7,7 @@
 #include "dpdk_glue/port.hpp"
 #include "lib/config/config.hpp"
 #include "lib/core/fabric.hpp"
-#include "providers/common/domain.hpp"
+#include "providers/packet/domain.hpp"
 #include "providers/dpdk/io.hpp"
 
 namespace pollfab::providers::dpdk {
@@ -24,14 +24,14 @@ class DpdkFabric final : public core::Fabric {
   config::Config cfg_;
 };
 
-class DpdkDomain final : public TransportDomain {
+class DpdkDomain final : public packet::TransportDomain {
  public:
   DpdkDomain(DpdkFabric* fabric, const fi_info* info, void* context, const config::Config& cfg,
              std::shared_ptr<dpdk_glue::Port> port);
-  Name local_name(uint16_t ep_id) const noexcept override;
+  packet::Name local_name(uint16_t ep_id) const noexcept override;
 
  private:
-  Name base_;
+  packet::Name base_;
 };
 
 // Domain (port) name of a vdev / device string: the part before the first ','.

@@ -10,8 +10,9 @@
 #include "lib/core/errors.hpp"
 #include "lib/core/info_alloc.hpp"
 #include "lib/util/log.hpp"
-#include "providers/common/attr.hpp"
-#include "providers/common/name.hpp"
+#include "lib/core/config_params.hpp"
+#include "providers/packet/attr.hpp"
+#include "providers/packet/name.hpp"
 #include "providers/dpdk/domain.hpp"
 #include "providers/dpdk/io.hpp"
 #include "transport/wire.hpp"
@@ -42,7 +43,7 @@ class DpdkProvider final : public core::Provider {
              "fi_av_insert() them", node);
       return -FI_ENODATA;
     }
-    if (!hint_names_valid(hints, NameKind::Dpdk)) return -FI_ENODATA;
+    if (!packet::hint_names_valid(hints, packet::NameKind::Dpdk)) return -FI_ENODATA;
     const uint32_t max_pkt = cfg.dpdk.mtu - 28;
     const size_t dgram_max = max_pkt - transport::wire::kHeaderBytes;
     std::vector<std::string> devs;
@@ -50,7 +51,7 @@ class DpdkProvider final : public core::Provider {
     for (const auto& p : cfg.eal.pci_allow) devs.push_back(device_name(p));
     for (const std::string& dev : devs) {
       for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM}) {
-        InfoTemplate t;
+        packet::InfoTemplate t;
         t.prov_name = kName;
         t.fabric_name = "dpdk";
         t.domain_name = dev;
@@ -59,9 +60,9 @@ class DpdkProvider final : public core::Provider {
         t.inject_size = type == FI_EP_RDM ? kInjectBytes : std::min<size_t>(kInjectBytes, dgram_max);
         t.total_buffered_recv = type == FI_EP_RDM ? cfg.transport.max_unexpected_bytes : 0;
         t.prov_version = Provider::version();
-        fi_info* i = make_info(t);
+        fi_info* i = packet::make_info(t);
         if (!i) return -FI_ENOMEM;
-        if (!copy_hint_names(hints, i)) {
+        if (!packet::copy_hint_names(hints, i)) {
           core::freeinfo(i);
           return -FI_ENOMEM;
         }
@@ -87,7 +88,7 @@ class DpdkProvider final : public core::Provider {
     return 0;
   }
 
-  void define_params() override { define_config_params(kName); }
+  void define_params() override { core::define_config_params(kName); }
 };
 
 }  // namespace

@@ -9,9 +9,11 @@
 #include "lib/config/loader.hpp"
 #include "lib/core/fabric.hpp"
 #include "lib/core/info_alloc.hpp"
+#include "lib/core/ops_fabric.hpp"
 #include "lib/util/log.hpp"
-#include "providers/common/attr.hpp"
-#include "providers/common/domain.hpp"
+#include "lib/core/config_params.hpp"
+#include "providers/packet/attr.hpp"
+#include "providers/packet/domain.hpp"
 #include "providers/udp/io.hpp"
 #include "transport/wire.hpp"
 
@@ -21,16 +23,16 @@ namespace {
 constexpr const char* kName = "udp";
 constexpr uint32_t kInjectBytes = 1024;
 
-class UdpDomain final : public TransportDomain {
+class UdpDomain final : public packet::TransportDomain {
  public:
   UdpDomain(core::Fabric* fabric, const fi_info* info, void* context, const config::Config& cfg,
             std::unique_ptr<UdpIo> io)
-      : TransportDomain(fabric, info, context, NameKind::Udp, cfg), ip_(io->ip()), port_(io->port()) {
+      : packet::TransportDomain(fabric, info, context, packet::NameKind::Udp, cfg), ip_(io->ip()), port_(io->port()) {
     attach_io(std::move(io));
   }
-  Name local_name(uint16_t ep_id) const noexcept override {
-    Name n;
-    n.kind = NameKind::Udp;
+  packet::Name local_name(uint16_t ep_id) const noexcept override {
+    packet::Name n;
+    n.kind = packet::NameKind::Udp;
     n.ipv4 = ip_;
     n.udp_port = port_;
     n.ep_id = ep_id;
@@ -45,7 +47,9 @@ class UdpDomain final : public TransportDomain {
 class UdpFabric final : public core::Fabric {
  public:
   UdpFabric(core::Provider* prov, const fi_fabric_attr* attr, void* context, const config::Config& cfg)
-      : core::Fabric(prov, attr, context), cfg_(cfg) {}
+      : core::Fabric(prov, attr, context), cfg_(cfg) {
+    core::install_fabric_ops<UdpFabric>(box_.fid);
+  }
   int open_domain(fi_info* info, fid_domain** dom, uint64_t flags, void* context) override {
     if (info->domain_attr && info->domain_attr->data_progress == FI_PROGRESS_AUTO) return -FI_ENOSYS;
     in_addr a{};
@@ -77,10 +81,10 @@ class UdpProvider final : public core::Provider {
       return -FI_EINVAL;
     }
     if (node && !(flags & FI_SOURCE)) return -FI_ENODATA;  // names are exchanged, not resolved
-    if (!hint_names_valid(hints, NameKind::Udp)) return -FI_ENODATA;
+    if (!packet::hint_names_valid(hints, packet::NameKind::Udp)) return -FI_ENODATA;
     const size_t dgram_max = UdpIo::kMaxPacketBytes - transport::wire::kHeaderBytes;
     for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM}) {
-      InfoTemplate t;
+      packet::InfoTemplate t;
       t.prov_name = kName;
       t.fabric_name = "udp";
       t.domain_name = "udp-" + lr.config->udp.iface_ip;
@@ -89,9 +93,9 @@ class UdpProvider final : public core::Provider {
       t.inject_size = kInjectBytes;
       t.total_buffered_recv = type == FI_EP_RDM ? lr.config->transport.max_unexpected_bytes : 0;
       t.prov_version = version();
-      fi_info* i = make_info(t);
+      fi_info* i = packet::make_info(t);
       if (!i) return -FI_ENOMEM;
-      if (!copy_hint_names(hints, i)) {
+      if (!packet::copy_hint_names(hints, i)) {
         core::freeinfo(i);
         return -FI_ENOMEM;
       }
@@ -110,7 +114,7 @@ class UdpProvider final : public core::Provider {
     return 0;
   }
 
-  void define_params() override { define_config_params(kName); }
+  void define_params() override { core::define_config_params(kName); }
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Observability (providers/common/stats.hpp) on the udp provider over 127.0.0.1 (ephemeral
+// Observability (providers/packet/stats.hpp) on the udp provider over 127.0.0.1 (ephemeral
 // ports): snapshots, the stats socket's lifecycle and JSON, stats.socket = false, endpoints
 // closing while the socket is read, and socket removal at exit without fi_close. Also the
 // pollfab command's JSON reader (apps/common/json.hpp).
@@ -20,11 +20,12 @@
 #include <vector>
 
 #include "apps/common/json.hpp"
-#include "providers/common/stats.hpp"
+#include "providers/packet/stats.hpp"
 
 using pollfab::apps::Json;
 using pollfab::apps::parse_json;
-namespace stats = pollfab::providers::stats;
+namespace stats = pollfab::providers::packet::stats;
+namespace core_stats = pollfab::core::stats;
 
 namespace {
 
@@ -132,11 +133,11 @@ class StatsTest : public ::testing::Test {
 TEST_F(StatsTest, SnapshotSocketAndJson) {
   Fab f;
   f.open();
-  ASSERT_EQ(stats::socket_path(), "");
+  ASSERT_EQ(core_stats::socket_path(), "");
   Ep a, b;
   f.open_ep(a);
   f.open_ep(b);
-  const std::string path = stats::socket_path();
+  const std::string path = core_stats::socket_path();
   ASSERT_NE(path, "");
   EXPECT_TRUE(exists(path));
   EXPECT_NE(path.find(std::to_string(getpid()) + ".sock"), std::string::npos);
@@ -186,9 +187,9 @@ TEST_F(StatsTest, SnapshotSocketAndJson) {
 
   Fab::close_ep(a);
   Fab::close_ep(b);
-  EXPECT_EQ(stats::socket_path(), path);  // until the domain closes
+  EXPECT_EQ(core_stats::socket_path(), path);  // until the domain closes
   f.close();
-  EXPECT_EQ(stats::socket_path(), "");
+  EXPECT_EQ(core_stats::socket_path(), "");
   EXPECT_FALSE(exists(path));
 }
 
@@ -198,7 +199,7 @@ TEST_F(StatsTest, DisabledByConfig) {
   f.open();
   Ep a;
   f.open_ep(a);
-  EXPECT_EQ(stats::socket_path(), "");
+  EXPECT_EQ(core_stats::socket_path(), "");
   EXPECT_TRUE(stats::snapshot_all().empty());
   Fab::close_ep(a);
   f.close();
@@ -210,7 +211,7 @@ TEST_F(StatsTest, EndpointsCloseDuringReads) {
   f.open();
   Ep keep;
   f.open_ep(keep);
-  const std::string path = stats::socket_path();
+  const std::string path = core_stats::socket_path();
   ASSERT_NE(path, "");
   std::atomic<bool> stop{false};
   std::atomic<int> reads{0};
@@ -248,7 +249,7 @@ TEST_F(StatsTest, SocketRemovedAtExit) {
     f.open();
     Ep a;
     f.open_ep(a);
-    std::string p = stats::socket_path();
+    std::string p = core_stats::socket_path();
     ssize_t w = write(fds[1], p.c_str(), p.size());
     (void)w;
     close(fds[1]);
@@ -276,14 +277,14 @@ TEST(StatsFormat, CountersAndAddresses) {
   std::string t = stats::format_counters(c, n);
   EXPECT_EQ(t.rfind("tx_pkts=3 tx_bytes=0 ", 0), 0u) << t;
   EXPECT_NE(t.find(" credit_stalls=7"), std::string::npos) << t;
-  pollfab::providers::Name udp;
-  udp.kind = pollfab::providers::NameKind::Udp;
+  pollfab::providers::packet::Name udp;
+  udp.kind = pollfab::providers::packet::NameKind::Udp;
   udp.ipv4 = 0x7f000001;
   udp.udp_port = 4000;
   udp.ep_id = 2;
   EXPECT_EQ(stats::address_str(udp), "fi_udp://127.0.0.1:4000/2");
-  pollfab::providers::Name dpdk = udp;
-  dpdk.kind = pollfab::providers::NameKind::Dpdk;
+  pollfab::providers::packet::Name dpdk = udp;
+  dpdk.kind = pollfab::providers::packet::NameKind::Dpdk;
   dpdk.mac[5] = 0x0a;
   EXPECT_EQ(stats::address_str(dpdk), "fi_dpdk://00:00:00:00:00:0a/127.0.0.1:4000/2");
 }

@@ -1,4 +1,4 @@
-#include "providers/common/name.hpp"
+#include "providers/packet/name.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 
 #include "lib/util/bits.hpp"
 
-namespace pollfab::providers {
+namespace pollfab::providers::packet {
 
 void Name::encode(uint8_t* out) const noexcept {
   std::memset(out, 0, kNameBytes);
@@ -67,4 +67,4 @@ std::string NameFormat::str(const void* addr, size_t len) const {
   return n.str();
 }
 
-}  // namespace pollfab::providers
+}  // namespace pollfab::providers::packet

@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "providers/common/name.hpp"
+#include "providers/packet/name.hpp"
 
-namespace pollfab::providers {
+namespace pollfab::providers::packet {
 
 // Caps the transport endpoints implement (RDM and DGRAM alike).
 constexpr uint64_t kTransportCaps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
@@ -28,7 +28,8 @@ struct InfoTemplate {
   uint32_t prov_version = 0;
 };
 
-// A candidate (malloc'd, free with core::freeinfo), nullptr on allocation failure.
+// A candidate (malloc'd, free with core::freeinfo) with the transport's caps and MR modes
+// (core::make_info underneath), nullptr on allocation failure.
 fi_info* make_info(const InfoTemplate& t);
 
 // True if the hints carry no addresses, or only valid binary names of this kind (addr_format
@@ -36,8 +37,5 @@ fi_info* make_info(const InfoTemplate& t);
 bool hint_names_valid(const fi_info* hints, NameKind kind) noexcept;
 // Copies the hints' src/dest names into the candidate (malloc). False on allocation failure.
 bool copy_hint_names(const fi_info* hints, fi_info* out) noexcept;
-// Registers every config key the provider reads as an fi_param (FI_<PROV>_<KEY>), with its help,
-// unit and default, so fi_getparams / fi_info -e list them.
-void define_config_params(const char* prov);
 
-}  // namespace pollfab::providers
+}  // namespace pollfab::providers::packet

@@ -1,16 +1,18 @@
-#include "providers/common/domain.hpp"
+#include "providers/packet/domain.hpp"
 
 #include "lib/core/fabric.hpp"
+#include "lib/core/ops_domain.hpp"
 #include "lib/core/provider.hpp"
 #include "lib/util/log.hpp"
-#include "providers/common/endpoint.hpp"
+#include "providers/packet/endpoint.hpp"
 #include "transport/wire.hpp"
 
-namespace pollfab::providers {
+namespace pollfab::providers::packet {
 
 TransportDomain::TransportDomain(core::Fabric* fabric, const fi_info* info, void* context,
                                  NameKind kind, const config::Config& cfg)
     : core::Domain(fabric, info, context), cfg_(cfg), kind_(kind), fmt_(kind) {
+  core::install_domain_ops<TransportDomain>(box_.fid);
   eps_.resize(1, nullptr);  // id 0 is never used
   lock_.enable(true);       // the assist thread may run progress concurrently
 }
@@ -33,12 +35,19 @@ void TransportDomain::attach_io(std::unique_ptr<transport::PacketIo> io) {
            info_->domain_attr && info_->domain_attr->name ? info_->domain_attr->name : "",
            f.drop, f.dup, f.reorder, f.corrupt, f.seed);
   }
-  start_assist();
+  if (cfg_.transport.assist_interval_us)
+    assist_.start_assist("pollfab-assist", std::chrono::microseconds(cfg_.transport.assist_interval_us),
+                         [this] {
+                           if (!lock_.try_lock()) return false;
+                           progress_locked();
+                           lock_.unlock();
+                           return true;
+                         });
 }
 
 void TransportDomain::release_io() noexcept {
   stats::domain_closing(this);  // before anything of the domain is destroyed
-  stop_assist();
+  assist_.stop();
   if (!io_) return;
   const char* prov = fabric()->provider()->name();
   if (util::log_enabled(prov, util::LogLevel::Info, util::LogSubsys::Domain)) {
@@ -54,39 +63,6 @@ void TransportDomain::release_io() noexcept {
   io_ = nullptr;
   io_fault_.reset();  // frees the packets it holds through the provider's layer
   io_inner_.reset();
-}
-
-void TransportDomain::start_assist() {
-  if (cfg_.transport.assist_interval_us == 0 || assist_.joinable()) return;
-  assist_ = std::thread([this] { assist_main(); });
-}
-
-void TransportDomain::stop_assist() noexcept {
-  if (!assist_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> g(assist_mu_);
-    assist_stop_ = true;
-  }
-  assist_cv_.notify_all();
-  assist_.join();
-}
-
-void TransportDomain::assist_main() noexcept {
-  pthread_setname_np(pthread_self(), "pollfab-assist");
-  const auto interval = std::chrono::microseconds(cfg_.transport.assist_interval_us);
-  uint64_t seen = progress_calls_.load(std::memory_order_relaxed);
-  std::unique_lock<std::mutex> lk(assist_mu_);
-  while (!assist_cv_.wait_for(lk, interval, [this] { return assist_stop_; })) {
-    uint64_t calls = progress_calls_.load(std::memory_order_relaxed);
-    if (calls != seen) {  // the application is driving progress: stay out of its way
-      seen = calls;
-      continue;
-    }
-    if (!lock_.try_lock()) continue;
-    progress_locked();
-    lock_.unlock();
-    assist_runs_.fetch_add(1, std::memory_order_relaxed);
-  }
 }
 
 int TransportDomain::open_endpoint(fi_info* info, fid_ep** ep, uint64_t flags, void* context) {
@@ -113,8 +89,7 @@ int TransportDomain::open_endpoint(fi_info* info, fid_ep** ep, uint64_t flags, v
 
 void TransportDomain::progress() noexcept {
   util::Guard<util::MaybeLock> g(lock_);
-  progress_calls_.store(progress_calls_.load(std::memory_order_relaxed) + 1,
-                        std::memory_order_relaxed);
+  assist_.note_progress();
   progress_locked();
 }
 
@@ -177,6 +152,12 @@ bool TransportDomain::move(uint16_t from, uint16_t to) {
   return true;
 }
 
+void TransportDomain::render_json(std::string& out) {
+  stats::DomainSnapshot d;
+  snapshot(d);
+  stats::render_json(d, out);
+}
+
 void TransportDomain::snapshot(stats::DomainSnapshot& out) {
   out.provider = fabric()->provider()->name();
   out.domain = info_->domain_attr && info_->domain_attr->name ? info_->domain_attr->name : "";
@@ -220,4 +201,4 @@ void TransportDomain::snapshot(stats::DomainSnapshot& out) {
   }
 }
 
-}  // namespace pollfab::providers
+}  // namespace pollfab::providers::packet

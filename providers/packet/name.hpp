@@ -21,7 +21,7 @@
 #include "lib/core/av.hpp"
 #include "transport/packet_io.hpp"
 
-namespace pollfab::providers {
+namespace pollfab::providers::packet {
 
 constexpr size_t kNameBytes = 24;
 constexpr uint8_t kNameMagic = 0x50;
@@ -56,4 +56,4 @@ class NameFormat final : public core::AddressFormat {
   NameKind kind_;
 };
 
-}  // namespace pollfab::providers
+}  // namespace pollfab::providers::packet

@@ -1,4 +1,4 @@
-#include "providers/common/stats.hpp"
+#include "lib/core/stats_server.hpp"
 
 #include <dirent.h>
 #include <fmt/format.h>
@@ -16,63 +16,15 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <iterator>
 #include <mutex>
 
-#include "lib/core/fabric.hpp"
-#include "lib/core/provider.hpp"
 #include "lib/util/log.hpp"
-#include "providers/common/domain.hpp"
 
-namespace pollfab::providers::stats {
-
-using transport::EngineStats;
-using transport::PeerStats;
+namespace pollfab::core::stats {
 
 namespace {
 
-struct EngineField {
-  const char* name;
-  uint64_t EngineStats::*member;
-};
-
-constexpr EngineField kEngineFields[] = {
-    {"tx_pkts", &EngineStats::tx_pkts},
-    {"tx_bytes", &EngineStats::tx_bytes},
-    {"rx_pkts", &EngineStats::rx_pkts},
-    {"rx_bytes", &EngineStats::rx_bytes},
-    {"retx_pkts", &EngineStats::retx_pkts},
-    {"rto_events", &EngineStats::rto_events},
-    {"fast_retx_events", &EngineStats::fast_retx_events},
-    {"acks_tx", &EngineStats::acks_tx},
-    {"acks_rx", &EngineStats::acks_rx},
-    {"dup_pkts", &EngineStats::dup_pkts},
-    {"ooo_pkts", &EngineStats::ooo_pkts},
-    {"drop_window", &EngineStats::drop_window},
-    {"drop_unexpected_full", &EngineStats::drop_unexpected_full},
-    {"drop_no_recv", &EngineStats::drop_no_recv},
-    {"drop_stale_epoch", &EngineStats::drop_stale_epoch},
-    {"drop_unknown_peer", &EngineStats::drop_unknown_peer},
-    {"drop_protocol", &EngineStats::drop_protocol},
-    {"peer_resets", &EngineStats::peer_resets},
-    {"peers_dead", &EngineStats::peers_dead},
-    {"probes_tx", &EngineStats::probes_tx},
-    {"drop_dead_peer", &EngineStats::drop_dead_peer},
-    {"srtt_ns", &EngineStats::srtt_ns},
-    {"drop_checksum", &EngineStats::drop_checksum},
-    {"credit_stalls", &EngineStats::credit_stalls},
-    {"credit_probes", &EngineStats::credit_probes},
-    {"cc_decreases", &EngineStats::cc_decreases},
-    {"rack_retx_events", &EngineStats::rack_retx_events},
-    {"zc_tx_pkts", &EngineStats::zc_tx_pkts},
-};
-// A counter added to EngineStats must be added above too (it would be missing from the socket
-// and the close-time log otherwise).
-static_assert(sizeof(EngineStats) == std::size(kEngineFields) * sizeof(uint64_t),
-              "EngineStats changed: update kEngineFields in providers/common/stats.cpp");
-static_assert(std::size(kEngineFields) <= kMaxCounters);
-
-void json_string(std::string& out, std::string_view s) {
+void json_string_impl(std::string& out, std::string_view s) {
   out += '"';
   for (char ch : s) {
     auto c = static_cast<unsigned char>(ch);
@@ -88,10 +40,10 @@ void json_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
-void json_counters(std::string& out, const Counter* c, size_t n) {
+void json_counters_impl(std::string& out, const util::Counter* c, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     if (i) out += ',';
-    json_string(out, c[i].name);
+    json_string_impl(out, c[i].name);
     out += ':';
     out += fmt::format("{}", c[i].value);
   }
@@ -176,40 +128,56 @@ class Server {
  public:
   Server() { pthread_atfork(&Server::prepare, &Server::parent, &Server::child); }
 
-  void endpoint_enabled(TransportDomain* d) noexcept {
+  void attach(Source* s, const char* prov) noexcept {
     std::lock_guard<std::mutex> life(life_mu_);
     {
       std::lock_guard<std::mutex> g(reg_mu_);
-      if (std::find(domains_.begin(), domains_.end(), d) == domains_.end()) {
+      if (std::find(sources_.begin(), sources_.end(), s) == sources_.end()) {
         try {
-          domains_.push_back(d);
+          sources_.push_back(s);
         } catch (...) {
           return;
         }
       }
     }
-    if (!running_ && !exiting_) start(d->fabric()->provider()->name());
+    if (!running_ && !exiting_) start(prov);
   }
 
-  void domain_closing(TransportDomain* d) noexcept {
+  void detach(Source* s) noexcept {
     std::lock_guard<std::mutex> life(life_mu_);
     bool empty;
     {
       std::lock_guard<std::mutex> g(reg_mu_);
-      auto it = std::find(domains_.begin(), domains_.end(), d);
-      if (it == domains_.end()) return;
-      domains_.erase(it);
-      empty = domains_.empty();
+      auto it = std::find(sources_.begin(), sources_.end(), s);
+      if (it == sources_.end()) return;
+      sources_.erase(it);
+      empty = sources_.empty();
     }
     if (empty) stop();
   }
 
-  std::vector<DomainSnapshot> snapshot_all() {
-    std::vector<DomainSnapshot> out;
+  void for_each(const std::function<void(Source*)>& f) {
     std::lock_guard<std::mutex> g(reg_mu_);
-    out.resize(domains_.size());
-    for (size_t i = 0; i < domains_.size(); ++i) domains_[i]->snapshot(out[i]);
-    return out;
+    for (Source* s : sources_) f(s);
+  }
+
+  std::string document() {
+    std::string o;
+    o.reserve(1024);
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    o += fmt::format("{{\"version\":1,\"pid\":{},\"process\":", getpid());
+    json_string_impl(o, program_invocation_short_name);
+    o += fmt::format(",\"time_unix_ns\":{},\"domains\":[",
+                     std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
+    {
+      std::lock_guard<std::mutex> g(reg_mu_);
+      for (size_t i = 0; i < sources_.size(); ++i) {
+        if (i) o += ',';
+        sources_[i]->render_json(o);
+      }
+    }
+    o += "]}\n";
+    return o;
   }
 
   std::string path() {
@@ -343,7 +311,7 @@ class Server {
   void serve(int fd) noexcept {
     std::string doc;
     try {
-      doc = render_json(snapshot_all());
+      doc = document();
     } catch (...) {
       doc = "{\"version\":1,\"error\":\"out of memory\"}\n";
     }
@@ -393,8 +361,8 @@ class Server {
 
  private:
   std::mutex life_mu_;  // start/stop
-  std::mutex reg_mu_;   // domains_
-  std::vector<TransportDomain*> domains_;
+  std::mutex reg_mu_;   // sources_
+  std::vector<Source*> sources_;
   bool running_ = false;
   bool exiting_ = false;
   bool warned_ = false;
@@ -404,7 +372,7 @@ class Server {
   std::string path_;
 };
 
-// At exit: stop the thread and remove the socket (domains still open are left as they are).
+// At exit: stop the thread and remove the socket (sources still registered are left as they are).
 struct ExitHook {
   ~ExitHook() {
     if (Server::created_) Server::created_->at_exit();
@@ -413,105 +381,25 @@ struct ExitHook {
 
 }  // namespace
 
-size_t engine_counters(const EngineStats& s, Counter* out) noexcept {
-  size_t n = 0;
-  for (const EngineField& f : kEngineFields) out[n++] = {f.name, s.*f.member};
-  return n;
+void json_string(std::string& out, std::string_view s) { json_string_impl(out, s); }
+
+void json_counters(std::string& out, const util::Counter* c, size_t n) {
+  json_counters_impl(out, c, n);
 }
 
-size_t peer_counters(const PeerStats& s, Counter* out) noexcept {
-  size_t n = 0;
-  out[n++] = {"remote_epoch", s.remote_epoch};
-  out[n++] = {"tx_pkts", s.tx_pkts};
-  out[n++] = {"tx_bytes", s.tx_bytes};
-  out[n++] = {"rx_pkts", s.rx_pkts};
-  out[n++] = {"rx_bytes", s.rx_bytes};
-  out[n++] = {"retx_pkts", s.retx_pkts};
-  out[n++] = {"dup_pkts", s.dup_pkts};
-  out[n++] = {"rto_events", s.rto_events};
-  out[n++] = {"srtt_ns", s.srtt_ns};
-  out[n++] = {"rttvar_ns", s.rttvar_ns};
-  out[n++] = {"rto_ns", s.rto_ns};
-  out[n++] = {"min_rtt_ns", s.min_rtt_ns};
-  out[n++] = {"cwnd_pkts", s.cwnd_pkts};
-  out[n++] = {"inflight_pkts", s.inflight_pkts};
-  out[n++] = {"credits_pkts", s.credits_pkts};
-  return n;
-}
-
-std::string format_counters(const Counter* c, size_t n) {
+std::string format_counters(const util::Counter* c, size_t n) {
   std::string s;
   for (size_t i = 0; i < n; ++i) s += fmt::format("{}{}={}", i ? " " : "", c[i].name, c[i].value);
   return s;
 }
 
-std::string address_str(const Name& n) {
-  if (n.kind == NameKind::Udp)
-    return fmt::format("fi_udp://{}.{}.{}.{}:{}/{}", n.ipv4 >> 24, (n.ipv4 >> 16) & 0xff,
-                       (n.ipv4 >> 8) & 0xff, n.ipv4 & 0xff, n.udp_port, n.ep_id);
-  return n.str();
-}
+void attach(Source* src, const char* prov) noexcept { Server::instance().attach(src, prov); }
 
-std::string address_str(NameKind kind, const transport::PeerAddr& a) {
-  return address_str(Name::from_host(kind, a.host, a.ep_id));
-}
+void detach(Source* src) noexcept { Server::instance().detach(src); }
 
-std::string render_json(const std::vector<DomainSnapshot>& domains) {
-  std::string o;
-  o.reserve(1024);
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
-  o += fmt::format("{{\"version\":1,\"pid\":{},\"process\":", getpid());
-  json_string(o, program_invocation_short_name);
-  o += fmt::format(",\"time_unix_ns\":{},\"domains\":[",
-                   std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
-  Counter c[kMaxCounters];
-  for (size_t di = 0; di < domains.size(); ++di) {
-    const DomainSnapshot& d = domains[di];
-    o += di ? ",{" : "{";
-    o += "\"provider\":";
-    json_string(o, d.provider);
-    o += ",\"domain\":";
-    json_string(o, d.domain);
-    o += ",\"io\":{";
-    json_counters(o, d.io, d.io_count);
-    o += fmt::format("}},\"dropped_unknown_ep\":{},\"assist_runs\":{},\"endpoints\":[",
-                     d.dropped_unknown_ep, d.assist_runs);
-    for (size_t ei = 0; ei < d.endpoints.size(); ++ei) {
-      const EndpointSnapshot& e = d.endpoints[ei];
-      o += fmt::format("{}{{\"id\":{},\"type\":\"{}\",\"name\":", ei ? "," : "", e.id,
-                       e.reliable ? "rdm" : "dgram");
-      json_string(o, address_str(e.name));
-      o += ",\"stats\":{";
-      json_counters(o, c, engine_counters(e.engine, c));
-      o += "},\"peers\":[";
-      for (size_t pi = 0; pi < e.peers.size(); ++pi) {
-        const PeerStats& p = e.peers[pi];
-        o += pi ? ",{\"addr\":" : "{\"addr\":";
-        json_string(o, address_str(d.kind, p.addr));
-        if (p.user == ~0ull)
-          o += ",\"fi_addr\":null";
-        else
-          o += fmt::format(",\"fi_addr\":{}", p.user);
-        o += p.dead ? ",\"dead\":true," : ",\"dead\":false,";
-        json_counters(o, c, peer_counters(p, c));
-        o += '}';
-      }
-      o += "]}";
-    }
-    o += "]}";
-  }
-  o += "]}\n";
-  return o;
-}
+void for_each_source(const std::function<void(Source*)>& f) { Server::instance().for_each(f); }
 
-void endpoint_enabled(TransportDomain* d) noexcept {
-  if (!d->config().stats.socket) return;
-  Server::instance().endpoint_enabled(d);
-}
-
-void domain_closing(TransportDomain* d) noexcept { Server::instance().domain_closing(d); }
-
-std::vector<DomainSnapshot> snapshot_all() { return Server::instance().snapshot_all(); }
+std::string document() { return Server::instance().document(); }
 
 std::string socket_path() { return Server::instance().path(); }
 
@@ -538,4 +426,4 @@ std::vector<std::string> socket_dirs() {
   return dirs;
 }
 
-}  // namespace pollfab::providers::stats
+}  // namespace pollfab::core::stats

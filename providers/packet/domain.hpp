@@ -7,37 +7,33 @@
 // Progress (FI_PROGRESS_MANUAL): progress() receives one burst, demultiplexes packets to
 // endpoints by the header's dst_ep (unknown ids are dropped and counted), runs the I/O layer's
 // timers, then every endpoint's engine timers and transmit queue.
-// Liveness assist (transport.assist_interval_us): under manual progress a peer waits for our
-// ACKs and retransmissions only while the application calls in. When the application is
-// blocked elsewhere (e.g. in its own out-of-band socket) a helper thread notices that no
-// progress call happened for one interval and runs progress itself, so no peer is left
-// waiting on us. It never competes with an active application (it backs off while progress
-// calls keep coming) and takes the domain lock like any caller.
+// Liveness assist (transport.assist_interval_us): a core::ProgressThread in assist mode
+// (lib/core/progress_thread.hpp) runs progress when the application has not called in for an
+// interval, so no peer waits on us while the application blocks elsewhere. It takes the domain
+// lock like any caller (try-lock: a busy lock means the application is progressing).
 // Thread-safety: progress and data calls are serialised by the domain lock (always on, since
 // the assist thread may run progress; uncontended it costs one atomic exchange per call).
-// Observability (providers/common/stats.hpp): snapshot() copies the counters under the same
-// lock, one endpoint at a time; the stats socket thread calls it.
+// Observability (providers/packet/stats.hpp): the domain is a core::stats::Source; snapshot()
+// copies the counters under the same lock, one endpoint at a time, for the stats socket.
 #pragma once
-#include <atomic>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "lib/config/config.hpp"
 #include "lib/core/domain.hpp"
-#include "providers/common/name.hpp"
-#include "providers/common/stats.hpp"
+#include "lib/core/progress_thread.hpp"
+#include "lib/core/stats_server.hpp"
+#include "providers/packet/name.hpp"
+#include "providers/packet/stats.hpp"
 #include "transport/clock.hpp"
 #include "transport/fault_io.hpp"
 #include "transport/packet_io.hpp"
 
-namespace pollfab::providers {
+namespace pollfab::providers::packet {
 
 class TransportEndpoint;
 
-class TransportDomain : public core::Domain {
+class TransportDomain : public core::Domain, public core::stats::Source {
  public:
   static constexpr size_t kMaxQueueEntries = 1u << 16;  // tx/rx_attr->size limit
   static constexpr size_t kMaxInjectBytes = 16384;      // tx_attr->inject_size limit
@@ -45,7 +41,7 @@ class TransportDomain : public core::Domain {
                   const config::Config& cfg);
   ~TransportDomain() override;
 
-  int open_endpoint(fi_info* info, fid_ep** ep, uint64_t flags, void* context) override;
+  int open_endpoint(fi_info* info, fid_ep** ep, uint64_t flags, void* context) final;
   const core::AddressFormat& address_format() const noexcept override { return fmt_; }
   void progress() noexcept override;
 
@@ -61,12 +57,14 @@ class TransportDomain : public core::Domain {
   // Copies the counters of the domain, its endpoints and their peers (takes the domain lock,
   // one endpoint at a time). Throws std::bad_alloc.
   void snapshot(stats::DomainSnapshot& out);
+  // core::stats::Source: this domain's JSON object (a snapshot, rendered).
+  void render_json(std::string& out) override;
 
   const config::Config& config() const noexcept { return cfg_; }
   transport::Clock& clock() noexcept { return clock_; }
   NameKind kind() const noexcept { return kind_; }
   uint64_t dropped_unknown_ep() const noexcept { return drop_unknown_ep_; }
-  uint64_t assist_runs() const noexcept { return assist_runs_.load(std::memory_order_relaxed); }
+  uint64_t assist_runs() const noexcept { return assist_.runs(); }
 
   // Endpoint ids: 1..65535; attach() picks the lowest free one (or `wanted` if free).
   // Returns 0 if none is free.
@@ -99,15 +97,7 @@ class TransportDomain : public core::Domain {
   uint64_t drop_unknown_ep_ = 0;
 
  private:
-  void start_assist();
-  void stop_assist() noexcept;
-  void assist_main() noexcept;
-  std::atomic<uint64_t> progress_calls_{0};
-  std::atomic<uint64_t> assist_runs_{0};
-  std::thread assist_;
-  std::mutex assist_mu_;
-  std::condition_variable assist_cv_;
-  bool assist_stop_ = false;
+  core::ProgressThread assist_;
 };
 
-}  // namespace pollfab::providers
+}  // namespace pollfab::providers::packet

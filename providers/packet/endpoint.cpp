@@ -1,4 +1,4 @@
-#include "providers/common/endpoint.hpp"
+#include "providers/packet/endpoint.hpp"
 
 #include <cstring>
 
@@ -7,9 +7,9 @@
 #include "lib/core/ops_ep.hpp"
 #include "lib/util/log.hpp"
 #include "lib/core/provider.hpp"
-#include "providers/common/domain.hpp"
+#include "providers/packet/domain.hpp"
 
-namespace pollfab::providers {
+namespace pollfab::providers::packet {
 
 using transport::Completion;
 using transport::PeerId;
@@ -260,4 +260,4 @@ int TransportEndpoint::setname(const void* addr, size_t addrlen) noexcept {
   return 0;
 }
 
-}  // namespace pollfab::providers
+}  // namespace pollfab::providers::packet

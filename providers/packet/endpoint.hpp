@@ -18,7 +18,7 @@
 #include "lib/core/ops_msg.hpp"
 #include "transport/engine.hpp"
 
-namespace pollfab::providers {
+namespace pollfab::providers::packet {
 
 class TransportDomain;
 
@@ -67,4 +67,4 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   uint64_t av_generation_ = 0;
 };
 
-}  // namespace pollfab::providers
+}  // namespace pollfab::providers::packet

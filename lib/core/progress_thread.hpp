@@ -1,0 +1,59 @@
+// ProgressThread: a library thread that drives a domain's progress for the application
+// (fi_domain(3) "Progress"). One machinery for every provider and every mode:
+//   Assist (FI_PROGRESS_MANUAL, today's only mode): under manual progress a peer waits for our
+//     ACKs and retransmissions only while the application calls in. When the application is
+//     blocked elsewhere (its own out-of-band socket, a barrier, a sleep) the thread notices that
+//     no progress call was noted for a whole interval and runs progress itself, so no peer is
+//     left waiting on us. While the application keeps calling, it stays out of the way.
+//   (Auto, FI_PROGRESS_AUTO, is the next mode of this class: busy-poll while there is work,
+//   then sleep on the provider's wait source; issue "Automatic progress".)
+// The callback runs on this thread and must take the domain's lock itself (try-lock: a busy
+// domain means the application is making progress) and return whether it ran.
+// Thread-safety: note_progress() and runs() from any thread; start/stop from one owner thread.
+// The thread blocks every signal (the application's handlers stay on its own threads).
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace pollfab::core {
+
+class ProgressThread {
+ public:
+  ProgressThread() = default;
+  ~ProgressThread() { stop(); }
+  ProgressThread(const ProgressThread&) = delete;
+  ProgressThread& operator=(const ProgressThread&) = delete;
+
+  // Assist mode: every interval without a noted progress call, runs run() (which returns true
+  // if it did progress, false if it backed off). name: the thread's name (15 chars shown).
+  // No-op if already running or interval is zero. Throws std::system_error if no thread.
+  void start_assist(std::string name, std::chrono::microseconds interval, std::function<bool()> run);
+  // Stops and joins the thread (no-op if not running).
+  void stop() noexcept;
+  // The application made a progress call (one relaxed atomic store on the data path).
+  void note_progress() noexcept {
+    calls_.store(calls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  // Times run() returned true.
+  uint64_t runs() const noexcept { return runs_.load(std::memory_order_relaxed); }
+  bool running() const noexcept { return thread_.joinable(); }
+
+ private:
+  void assist_main(std::string name, std::chrono::microseconds interval,
+                   std::function<bool()> run) noexcept;
+
+  std::atomic<uint64_t> calls_{0};
+  std::atomic<uint64_t> runs_{0};
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+};
+
+}  // namespace pollfab::core
