@@ -85,7 +85,7 @@ std::string dropin_libdir() {
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    auto build_lib = exe.parent_path().parent_path() / "lib" / "abi";
+    auto build_lib = exe.parent_path().parent_path() / "abi";
     if (std::filesystem::exists(build_lib / "libfabric.so.1")) return build_lib.string();
   }
   if (std::filesystem::exists(std::string(POLLFAB_BUILD_LIBDIR) + "/libfabric.so.1"))

@@ -1,6 +1,6 @@
 // Error strings and errno helpers with libfabric 1.17 semantics (fi_strerror(3)).
 //
-// The C symbol fi_strerror is exported by the ABI shim (lib/abi), which forwards to
+// The C symbol fi_strerror is exported by the ABI shim (abi/), which forwards to
 // strerror_fi(). Nothing here throws; every function is safe to call from C.
 #pragma once
 #include <cstddef>

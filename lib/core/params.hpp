@@ -1,7 +1,7 @@
 // libfabric's run-time parameter registry (fi_param_define / fi_param_get / fi_getparams /
 // fi_freeparams, libfabric 1.17 src/var.c semantics). Parameters are environment variables:
 // a core parameter "foo" is FI_FOO, a provider parameter "foo" of provider "tcp" is
-// FI_TCP_FOO. The ABI shim (lib/abi) exports the C symbols and forwards here; printf-style
+// FI_TCP_FOO. The ABI shim (abi/) exports the C symbols and forwards here; printf-style
 // help formatting of fi_param_define is done by the shim before calling param_define().
 //
 // Thread-safety: every function is MT-safe. A mutex guards the registry; values are read

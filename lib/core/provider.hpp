@@ -1,5 +1,5 @@
 // Provider: what each provider (dpdk, udp, verbs) gives the core, like libfabric's fi_provider.
-// The registry is filled once by the ABI shim (lib/abi/providers.cpp) before first use.
+// The registry is filled once by the ABI shim (abi/providers.cpp) before first use.
 #pragma once
 #include <rdma/fabric.h>
 #include <rdma/providers/fi_prov.h>

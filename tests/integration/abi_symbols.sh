@@ -5,7 +5,7 @@
 set -euo pipefail
 build=$1
 ref=/usr/lib/x86_64-linux-gnu/libfabric.so.1
-ours=$build/lib/abi/libfabric.so.1
+ours=$build/abi/libfabric.so.1
 fail=0
 
 # objdump -T columns: address, binding, type, section, size, version, name.

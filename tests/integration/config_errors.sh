@@ -19,7 +19,7 @@ grep -q "bad.toml" <<<"$msg" && grep -q "transport.window_pkts" <<<"$msg" && gre
 
 printf '[dpdk]\nmtuu = 1500\n' > "$tmp/unknown.toml"
 set +e
-msg=$(POLLFAB_CONFIG="$tmp/unknown.toml" LD_LIBRARY_PATH="$build/lib/abi" fi_info -p dpdk 2>&1); rc=$?
+msg=$(POLLFAB_CONFIG="$tmp/unknown.toml" LD_LIBRARY_PATH="$build/abi" fi_info -p dpdk 2>&1); rc=$?
 set -e
 echo "$msg"
 [ $rc -ne 0 ] || { echo "FAIL: fi_getinfo accepted an unknown key"; fail=1; }

@@ -1,3 +1,3 @@
-// The only place symbols are exported: lib/abi's extern "C" entry points.
+// The only place symbols are exported: abi/'s extern "C" entry points.
 #pragma once
 #define PF_EXPORT extern "C" __attribute__((visibility("default")))

@@ -1,4 +1,4 @@
-#include "lib/abi/providers.hpp"
+#include "abi/providers.hpp"
 
 #include <mutex>
 

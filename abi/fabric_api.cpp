@@ -4,8 +4,8 @@
 
 #include <cstring>
 
-#include "lib/abi/export.hpp"
-#include "lib/abi/providers.hpp"
+#include "abi/export.hpp"
+#include "abi/providers.hpp"
 #include "lib/core/getinfo.hpp"
 #include "lib/core/info_alloc.hpp"
 #include "lib/core/provider.hpp"

@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "lib/abi/export.hpp"
-#include "lib/abi/providers.hpp"
+#include "abi/export.hpp"
+#include "abi/providers.hpp"
 #include "lib/core/params.hpp"
 #include "lib/util/clock.hpp"
 #include "lib/util/log.hpp"

@@ -2,7 +2,7 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
 
-#include "lib/abi/export.hpp"
+#include "abi/export.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/tostr.hpp"
 
