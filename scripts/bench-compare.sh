@@ -33,23 +33,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# run_pair NAME SERVER_PREFIX... -- CLIENT_PREFIX... : runs "prefix fi_pingpong ARGS" pairs.
-# Usage: pp NAME SIZE ITERS PROV SERVERWRAP CLIENTWRAP PEER
-pp() {
-  local name=$1 size=$2 iters=$3 prov=$4 swrap=$5 cwrap=$6 peer=$7
-  timeout 300 $swrap fi_pingpong -p "$prov" -e rdm -S "$size" -I "$iters" > "$out/$name.$size.s" 2>&1 &
-  bg=$!
-  sleep 0.7
-  if timeout 300 $cwrap fi_pingpong -p "$prov" -e rdm -S "$size" -I "$iters" "$peer" > "$out/$name.$size" 2>&1; then
-    wait "$bg" || true
-  else
-    kill "$bg" 2>/dev/null || true; wait "$bg" 2>/dev/null || true
-    echo "n/a" > "$out/$name.$size"
-  fi
-  bg=""
-}
-# The value of column COL (6 = MB/sec, 7 = usec/xfer) of fi_pingpong's result line.
-val() { awk -v c="$2" '/^[0-9]+[kmg]? / {v=$c} END {print (v==""?"n/a":v)}' "$out/$1" 2>/dev/null || echo n/a; }
+. scripts/lib/pingpong_pair.sh  # pp (one fi_pingpong pair), val (its result columns)
 
 raw() {
   local name=$1

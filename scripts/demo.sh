@@ -46,30 +46,14 @@ iters_for() {  # enough for a steady figure, bounded in time
   if [ "$quick" = 1 ]; then echo 200; return; fi
   if [ "$s" -le 4096 ]; then echo 5000; elif [ "$s" -le 65536 ]; then echo 1000; else echo 200; fi
 }
-# pp NAME PROV SIZE SERVER_PREFIX CLIENT_PREFIX PEER: one fi_pingpong pair; the client's
-# result line lands in $out/NAME.SIZE ("n/a" if the pair failed).
-pp() {
-  local name=$1 prov=$2 size=$3 swrap=$4 cwrap=$5 peer=$6 it
-  it=$(iters_for "$size")
-  timeout 120 $swrap fi_pingpong -p "$prov" -e rdm -S "$size" -I "$it" > "$out/$name.$size.s" 2>&1 &
-  bg=$!
-  sleep 0.5
-  if timeout 120 $cwrap fi_pingpong -p "$prov" -e rdm -S "$size" -I "$it" "$peer" > "$out/$name.$size" 2>&1; then
-    wait "$bg" || true
-  else
-    kill "$bg" 2>/dev/null || true; wait "$bg" 2>/dev/null || true
-    echo "n/a" > "$out/$name.$size"
-  fi
-  bg=""
-}
-# Column COL (6 = MB/sec, 7 = usec/xfer) of fi_pingpong's result line, or n/a.
-val() { awk -v c="$2" '/^[0-9]+[kmg]? / {v=$c} END {print (v==""?"n/a":v)}' "$out/$1" 2>/dev/null || echo n/a; }
+. scripts/lib/pingpong_pair.sh  # pp (one fi_pingpong pair), val (its result columns)
 
 echo "pollfab demo: $(date -u +%FT%TZ), $(nproc) cores; Debian's fi_pingpong -e rdm, unmodified"
 echo "running ${#sizes[@]} sizes, 8 B .. 1 MiB, on both ..."
 for s in "${sizes[@]}"; do
-  pp pollfab "dpdk" "$s" "$P testbed exec a --" "$P testbed exec b --" "$A"
-  pp ref "tcp;ofi_rxm" "$s" "ip netns exec pollfab-a" "ip netns exec pollfab-a" 127.0.0.1
+  it=$(iters_for "$s")
+  pp pollfab "$s" "$it" dpdk "$P testbed exec a --" "$P testbed exec b --" "$A"
+  pp ref "$s" "$it" "tcp;ofi_rxm" "ip netns exec pollfab-a" "ip netns exec pollfab-a" 127.0.0.1
 done
 xcore=$(build/apps/pollfab-bench-xcore --cpus 0,1 --ms 100 2>/dev/null | sed -n 's/^xcore_rtt_ns=//p' || true)
 
