@@ -17,21 +17,26 @@ FaultIo::~FaultIo() {
   });
 }
 
+bool FaultIo::own_bytes(PacketBuf& pkt) noexcept {
+  if (!pkt.ext_len) return true;
+  PacketBuf own;
+  if (inner_.alloc(&own, 1) != 1) return false;
+  const uint32_t head = pkt.len - pkt.ext_len;
+  std::memcpy(own.data, pkt.data, head);
+  std::memcpy(own.data + head, pkt.ext, pkt.ext_len);
+  own.len = pkt.len;
+  own.route = pkt.route;
+  inner_.free(&pkt, 1);  // drops the reference on the application's memory
+  pkt = own;
+  return true;
+}
+
 bool FaultIo::corrupt(PacketBuf& pkt) noexcept {
   if (!pkt.len) return true;
   const uint32_t i = inj_.corrupt_index(pkt.len);
   const uint8_t mask = inj_.corrupt_mask();
-  const uint32_t head = pkt.len - pkt.ext_len;
-  if (i >= head) {  // in attached application memory: give the packet bytes of its own
-    PacketBuf own;
-    if (inner_.alloc(&own, 1) != 1) return false;
-    std::memcpy(own.data, pkt.data, head);
-    std::memcpy(own.data + head, pkt.ext, pkt.ext_len);
-    own.len = pkt.len;
-    own.route = pkt.route;
-    inner_.free(&pkt, 1);  // drops the reference on the application's memory
-    pkt = own;
-  }
+  // A bit in attached application memory: the packet gets bytes of its own first.
+  if (i >= pkt.len - pkt.ext_len && !own_bytes(pkt)) return false;
   pkt.data[i] ^= mask;
   return true;
 }
@@ -47,7 +52,10 @@ void FaultIo::flush_out() noexcept {
 }
 
 void FaultIo::emit(PacketBuf& pkt, uint64_t delay_ns, uint64_t now) noexcept {
-  if (delay_ns) {
+  // A held packet never references application memory: its endpoint may close, and the
+  // application free the buffer, before the packet is released. (No buffer for the copy:
+  // it goes out now, in order.)
+  if (delay_ns && own_bytes(pkt)) {
     Held h{pkt, {}};
     if (pkt.route) h.route = *pkt.route;
     if (held_.push(h, now + delay_ns)) {

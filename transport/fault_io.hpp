@@ -21,7 +21,8 @@
 //      or after its due time.
 // tx_burst consumes every packet it is given (sent, dropped or held); packets the wrapped layer
 // does not take are freed (lost, as on a full ring) and counted as fault_tx_lost.
-// Held packets keep a copy of their route, so an endpoint may close while they wait.
+// Held packets keep a copy of their route and bytes of their own (never a reference to
+// application memory), so an endpoint may close, and its buffers be freed, while they wait.
 //
 // Counters: the wrapped layer's, then fault_dropped, fault_duplicated, fault_delayed,
 // fault_corrupted, fault_tx_lost.
@@ -95,7 +96,8 @@ class FaultIo final : public PacketIo {
   // When the next held packet is due; UINT64_MAX if none is held.
   uint64_t next_release_ns() const noexcept { return held_.next_due_ns(); }
   uint32_t held() const noexcept { return held_.size(); }
-  // True if a held packet references application memory in [p, p + n) (zero copy; tests).
+  // True if a held packet references application memory in [p, p + n) (never, by design;
+  // the tests check it).
   bool references(const void* p, size_t n) const noexcept;
   const FaultStats& fault_stats() const noexcept { return inj_.stats(); }
   const WindowStats& window_stats() const noexcept { return wstats_; }
@@ -106,6 +108,9 @@ class FaultIo final : public PacketIo {
     PacketBuf pkt;
     Route route;  // pkt.route points here once released
   };
+  // Gives pkt bytes of its own: attached (zero-copy) memory is copied into a new buffer and
+  // the reference dropped. False if no buffer was free (pkt unchanged).
+  bool own_bytes(PacketBuf& pkt) noexcept;
   // Flips one bit of pkt (copying it into its own buffer first if the bit lies in attached
   // memory). False if that copy found no buffer (the packet is then dropped).
   bool corrupt(PacketBuf& pkt) noexcept;

@@ -82,16 +82,20 @@ struct EpSlots {
       return enosys<decltype(O::rx_ctx)>;
   }
   static constexpr decltype(O::rx_size_left) rx_size_left() {
-    if constexpr (requires(E& e) { e.rx_size_left(); })
+    if constexpr (requires(E& e) { e.rx_size_left(); }) {
+      static_assert(noexcept(std::declval<E&>().rx_size_left()), "rx_size_left must be noexcept");
       return [](fid_ep* f) -> ssize_t { return self<E>(f)->rx_size_left(); };
-    else
+    } else {
       return enosys<decltype(O::rx_size_left)>;
+    }
   }
   static constexpr decltype(O::tx_size_left) tx_size_left() {
-    if constexpr (requires(E& e) { e.tx_size_left(); })
+    if constexpr (requires(E& e) { e.tx_size_left(); }) {
+      static_assert(noexcept(std::declval<E&>().tx_size_left()), "tx_size_left must be noexcept");
       return [](fid_ep* f) -> ssize_t { return self<E>(f)->tx_size_left(); };
-    else
+    } else {
       return enosys<decltype(O::tx_size_left)>;
+    }
   }
 };
 

@@ -37,7 +37,11 @@ namespace pollfab::core {
 
 template <class C>
 struct CqSlots {
+  // Data path: every member the CQ slots call must be noexcept (nothing crosses the C ABI).
   static_assert(noexcept(std::declval<C&>().read(nullptr, 0, nullptr)), "CQ read: noexcept");
+  static_assert(noexcept(std::declval<C&>().readerr(nullptr, 0)), "CQ readerr: noexcept");
+  static_assert(noexcept(std::declval<C&>().sread(nullptr, 0, nullptr, 0)), "CQ sread: noexcept");
+  static_assert(noexcept(std::declval<C&>().signal()), "CQ signal: noexcept");
   static ssize_t read(fid_cq* f, void* buf, size_t count) {
     if (!f || (!buf && count)) return -FI_EINVAL;
     return self<C>(f)->read(buf, count, nullptr);
@@ -81,6 +85,11 @@ inline fi_ops_cq ops_cq = {
 
 template <class N>
 struct CntrSlots {
+  static_assert(noexcept(std::declval<N&>().read()) && noexcept(std::declval<N&>().readerr()) &&
+                    noexcept(std::declval<N&>().add(0)) && noexcept(std::declval<N&>().set(0)) &&
+                    noexcept(std::declval<N&>().wait(0, 0)) &&
+                    noexcept(std::declval<N&>().adderr(0)) && noexcept(std::declval<N&>().seterr(0)),
+                "counter members: noexcept");
   static uint64_t read(fid_cntr* c) { return c ? self<N>(c)->read() : 0; }
   static uint64_t readerr(fid_cntr* c) { return c ? self<N>(c)->readerr() : 0; }
   static int add(fid_cntr* c, uint64_t v) { return c ? self<N>(c)->add(v) : -FI_EINVAL; }

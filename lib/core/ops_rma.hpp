@@ -59,6 +59,7 @@ struct RmaSlots {
   static ssize_t one(fid_ep* f, bool write, const iovec* iov, void** desc, size_t count,
                      fi_addr_t peer, uint64_t addr, uint64_t key, void* ctx, uint64_t data,
                      uint64_t flags, bool inject) noexcept {
+    if (!iov && count) return -FI_EINVAL;
     size_t len = 0;
     for (size_t i = 0; i < count; ++i) len += iov[i].iov_len;
     fi_rma_iov r{addr, len, key};
@@ -167,6 +168,7 @@ struct AtomicSlots {
   }
   static ssize_t writev(fid_ep* f, const fi_ioc* iov, void** desc, size_t count, fi_addr_t dest,
                         uint64_t addr, uint64_t key, fi_datatype dt, fi_op op, void* ctx) {
+    if (!iov && count) return -FI_EINVAL;
     fi_rma_ioc r{addr, iov ? elems(iov, count) : 0, key};
     fi_msg_atomic m = vec(iov, desc, count, dest, &r, dt, op, ctx);
     return ep(f)->atomic_write(m, txf(f), false);
@@ -191,6 +193,7 @@ struct AtomicSlots {
                             fi_ioc* resultv, void** result_desc, size_t result_count,
                             fi_addr_t dest, uint64_t addr, uint64_t key, fi_datatype dt, fi_op op,
                             void* ctx) {
+    if ((!iov && count) || (!resultv && result_count)) return -FI_EINVAL;
     fi_rma_ioc r{addr, iov ? elems(iov, count) : elems(resultv, result_count), key};
     fi_msg_atomic m = vec(iov, desc, count, dest, &r, dt, op, ctx);
     return ep(f)->atomic_fetch(m, resultv, result_desc, result_count, txf(f));
@@ -214,6 +217,7 @@ struct AtomicSlots {
                             fi_ioc* resultv, void** result_desc, size_t result_count,
                             fi_addr_t dest, uint64_t addr, uint64_t key, fi_datatype dt, fi_op op,
                             void* ctx) {
+    if (!iov && count) return -FI_EINVAL;
     fi_rma_ioc r{addr, iov ? elems(iov, count) : 0, key};
     fi_msg_atomic m = vec(iov, desc, count, dest, &r, dt, op, ctx);
     return ep(f)->atomic_compare(m, comparev, compare_desc, compare_count, resultv, result_desc,

@@ -14,7 +14,7 @@
                                                 BUILD_DIR/compile_commands.json), so each header
                                                 includes what it uses (DPDK's check-includes,
                                                 Seastar's checkheaders); results are cached per
-                                                header content and flags
+                                                header, flags and the content of every header
 Exit status 0 when everything holds, 1 with one line per violation otherwise.
 """
 import concurrent.futures
@@ -169,6 +169,13 @@ def check_headers(build):
             cache = set(f.read().split())
     except OSError:
         cache = set()
+    # A header compiles on its own or not depending on the headers it includes too: the cache
+    # key covers every header of the tree (any change recompiles all, about 20 s).
+    tree = hashlib.sha256()
+    for rel in files(ROOT):
+        if rel.endswith((".hpp", ".h", ".inc")):
+            with open(os.path.join(ROOT, rel), "rb") as f:
+                tree.update(rel.encode() + b"\0" + f.read())
     jobs = []
     for rel in files(ROOT):
         if not rel.endswith((".hpp", ".h")) or layer_of(rel) not in PRODUCT:
@@ -177,8 +184,7 @@ def check_headers(build):
         if fl is None:
             continue  # a layer not built in this configuration (e.g. no DPDK)
         cxx, flags, cwd = fl
-        with open(os.path.join(ROOT, rel), "rb") as f:
-            key = hashlib.sha256(f.read() + " ".join([cxx] + flags).encode()).hexdigest()
+        key = hashlib.sha256((rel + tree.hexdigest() + " ".join([cxx] + flags)).encode()).hexdigest()
         jobs.append((rel, key, cxx, flags, cwd))
 
     def run(job):

@@ -281,6 +281,7 @@ TEST(OpsTables, RmaCallsBecomeOneMsgRma) {
   EXPECT_EQ(e.last.flags, FI_DELIVERY_COMPLETE | FI_REMOTE_CQ_DATA);
   EXPECT_FALSE(e.last.inject);
   EXPECT_EQ(fi_writemsg(e.ep(), nullptr, 0), -FI_EINVAL);
+  EXPECT_EQ(fi_readv(e.ep(), nullptr, nullptr, 2, 1, 0, 0, &ctx), -FI_EINVAL);  // no crash
   EXPECT_EQ(fi_send(e.ep(), buf, 4, nullptr, 0, nullptr), -FI_ENOSYS);  // no messages
 }
 
@@ -302,6 +303,8 @@ TEST(OpsTables, AtomicCallsBecomeOneMsgAtomic) {
   ASSERT_EQ(fi_inject_atomic(e.ep(), v, 2, 3, 0x100, 8, FI_UINT64, FI_MIN), 0);
   EXPECT_TRUE(e.last.inject);
   EXPECT_EQ(e.last.flags, FI_INJECT);
+  EXPECT_EQ(fi_fetch_atomicv(e.ep(), nullptr, nullptr, 1, nullptr, nullptr, 0, 3, 0, 8, FI_UINT64,
+                             FI_SUM, nullptr), -FI_EINVAL);  // null iov: refused, no crash
   size_t n = 0;
   EXPECT_EQ(fi_compare_atomicvalid(e.ep(), FI_UINT64, FI_CSWAP, &n), 0);
   EXPECT_EQ(n, 3u);

@@ -147,6 +147,26 @@ TEST(FaultIo, ReorderHoldsPacketsUntilDueWithTheirRoute) {
   EXPECT_EQ(io.live, 0);
 }
 
+TEST(FaultIo, AHeldPacketKeepsNoReferenceToApplicationMemory) {
+  testing::ManualClock clk;
+  RecordingIo io;
+  std::vector<uint8_t> app(100, 0x11);
+  FaultIo f(io, clk, only(0, 0, 1.0, 0));
+  PacketBuf p = make(io, 0x22, 10);
+  ASSERT_TRUE(io.attach(p, app.data(), 100, 1));
+  f.tx_burst(&p, 1);
+  EXPECT_EQ(f.held(), 1u);
+  EXPECT_EQ(io.refs, 0);  // copied at hold time: the endpoint may close, the buffer go
+  EXPECT_FALSE(f.references(app.data(), app.size()));
+  std::fill(app.begin(), app.end(), 0xee);
+  clk.set(f.next_release_ns());
+  f.service();
+  ASSERT_EQ(io.sent.size(), 1u);
+  EXPECT_EQ(io.sent[0].size(), 110u);
+  EXPECT_EQ(io.sent[0][10], 0x11);  // the bytes as they were when the packet was sent
+  EXPECT_EQ(io.live, 0);
+}
+
 TEST(FaultIo, CorruptFlipsOneBitAndNeverWritesAttachedMemory) {
   testing::ManualClock clk;
   RecordingIo io;
