@@ -54,7 +54,7 @@ void separate_tap_kernel_mac(uint16_t port, const rte_ether_addr& mac) {
   char ifname[IF_NAMESIZE] = {};
   if (!if_indextoname(info.if_index, ifname)) return;
   ifreq ifr{};
-  strncpy(ifr.ifr_name, ifname, IF_NAMESIZE - 1);
+  std::memcpy(ifr.ifr_name, ifname, strnlen(ifname, IF_NAMESIZE - 1));  // ifr is zeroed: terminated
   ifr.ifr_hwaddr.sa_family = ARPHRD_ETHER;
   std::memcpy(ifr.ifr_hwaddr.sa_data, mac.addr_bytes, 6);
   ifr.ifr_hwaddr.sa_data[5] = static_cast<char>(ifr.ifr_hwaddr.sa_data[5] ^ 0x80);
