@@ -78,8 +78,7 @@ bool match_ep(fi_ep_attr* c, const fi_ep_attr* h, std::string* why) {
   if (h->max_order_raw_size > c->max_order_raw_size) return fail(why, "ep_attr->max_order_raw_size");
   if (h->max_order_war_size > c->max_order_war_size) return fail(why, "ep_attr->max_order_war_size");
   if (h->max_order_waw_size > c->max_order_waw_size) return fail(why, "ep_attr->max_order_waw_size");
-  if (h->mem_tag_format & ~c->mem_tag_format && c->mem_tag_format != ~0ull && h->mem_tag_format)
-    ;  // any tag layout fits in 64 bits; accepted as hinted
+  // Any tag layout fits in 64 bits: a hinted mem_tag_format is accepted as hinted.
   if (h->mem_tag_format) c->mem_tag_format = h->mem_tag_format;
   if (h->tx_ctx_cnt > c->tx_ctx_cnt && h->tx_ctx_cnt != FI_SHARED_CONTEXT)
     return fail(why, "ep_attr->tx_ctx_cnt");
@@ -148,8 +147,7 @@ bool match_info(fi_info* c, const fi_info* h, uint32_t version, std::string* why
   if (h->ep_attr && c->ep_attr && !match_ep(c->ep_attr, h->ep_attr, why)) return false;
   if (h->domain_attr && c->domain_attr && !match_domain(c->domain_attr, h->domain_attr, version, why))
     return false;
-  if (!h->domain_attr && c->domain_attr && FI_VERSION_GE(version, FI_VERSION(1, 5)))
-    ;  // no hints for the domain: report the provider's supported mr_mode
+  // No hints for the domain (api >= 1.5): the provider's supported mr_mode is reported as is.
   if (h->fabric_attr && c->fabric_attr) {
     if (str_mismatch(h->fabric_attr->name, c->fabric_attr->name)) return fail(why, "fabric_attr->name");
     if (h->fabric_attr->prov_name && *h->fabric_attr->prov_name &&
