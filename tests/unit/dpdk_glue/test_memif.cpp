@@ -49,7 +49,9 @@ int bind_unix(const std::string& path, bool listen_too) {
   sa.sun_family = AF_UNIX;
   std::strcpy(sa.sun_path, path.c_str());
   EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
-  if (listen_too) EXPECT_EQ(listen(fd, 1), 0);
+  if (listen_too) {
+    EXPECT_EQ(listen(fd, 1), 0);
+  }
   return fd;
 }
 
