@@ -26,6 +26,10 @@ class Domain : public Object, public Progressable {
   fid_domain* fid() noexcept { return &box_.fid; }
   Fabric* fabric() const noexcept { return fabric_; }
   const fi_info* info() const noexcept { return info_; }
+  // domain_attr->name of the info it was opened with ("" if none).
+  const char* name() const noexcept {
+    return info_->domain_attr && info_->domain_attr->name ? info_->domain_attr->name : "";
+  }
   uint32_t api_version() const noexcept;
   bool thread_safe() const noexcept { return lock_.enabled(); }
   util::MaybeLock& lock() noexcept { return lock_; }

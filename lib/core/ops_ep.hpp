@@ -236,11 +236,4 @@ void install_endpoint_ops(fid_ep& fid) noexcept {
   fid.collective = &ops_collective_none;
 }
 
-// The same for a passive endpoint (fi_ops_cm only; fi_ops_ep of a pep: setopt/getopt).
-template <class P>
-void install_pep_ops(fid_pep& fid) noexcept {
-  fid.ops = &ops_ep<P>;
-  fid.cm = &ops_cm<P>;
-}
-
 }  // namespace pollfab::core

@@ -22,9 +22,7 @@
 
 namespace pollfab::core::stats {
 
-namespace {
-
-void json_string_impl(std::string& out, std::string_view s) {
+void json_string(std::string& out, std::string_view s) {
   out += '"';
   for (char ch : s) {
     auto c = static_cast<unsigned char>(ch);
@@ -40,14 +38,16 @@ void json_string_impl(std::string& out, std::string_view s) {
   out += '"';
 }
 
-void json_counters_impl(std::string& out, const util::Counter* c, size_t n) {
+void json_counters(std::string& out, const util::Counter* c, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     if (i) out += ',';
-    json_string_impl(out, c[i].name);
+    json_string(out, c[i].name);
     out += ':';
     out += fmt::format("{}", c[i].value);
   }
 }
+
+namespace {
 
 // ---- socket directory ----------------------------------------------------------------------
 
@@ -166,7 +166,7 @@ class Server {
     o.reserve(1024);
     const auto now = std::chrono::system_clock::now().time_since_epoch();
     o += fmt::format("{{\"version\":1,\"pid\":{},\"process\":", getpid());
-    json_string_impl(o, program_invocation_short_name);
+    json_string(o, program_invocation_short_name);
     o += fmt::format(",\"time_unix_ns\":{},\"domains\":[",
                      std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
     {
@@ -380,12 +380,6 @@ struct ExitHook {
 } g_exit_hook;
 
 }  // namespace
-
-void json_string(std::string& out, std::string_view s) { json_string_impl(out, s); }
-
-void json_counters(std::string& out, const util::Counter* c, size_t n) {
-  json_counters_impl(out, c, n);
-}
 
 std::string format_counters(const util::Counter* c, size_t n) {
   std::string s;

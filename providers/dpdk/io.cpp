@@ -51,17 +51,17 @@ struct DpdkIo::ZeroCopy {
 
 DpdkIo::DpdkIo(std::shared_ptr<dpdk_glue::Port> port, uint32_t ipv4, uint16_t udp_port,
                std::string pin_cpus, uint32_t zero_copy_min)
-    : port_ref_(std::move(port)), port_(*port_ref_), mtu_(port_.mtu()), ipv4_(ipv4),
-      udp_port_(udp_port), mac_(port_.mac()), pin_cpus_(std::move(pin_cpus)) {
-  if (zero_copy_min && port_.ext_pool()) {
-    zc_ = new ZeroCopy(port_.ext_pool()->size);
+    : port_(std::move(port)), mtu_(port_->mtu()), ipv4_(ipv4), udp_port_(udp_port),
+      mac_(port_->mac()), pin_cpus_(std::move(pin_cpus)) {
+  if (zero_copy_min && port_->ext_pool()) {
+    zc_ = new ZeroCopy(port_->ext_pool()->size);
     zc_min_ = zero_copy_min;
   }
 }
 
 DpdkIo::~DpdkIo() {
   if (zc_ && zc_->outstanding) {
-    rte_eth_tx_done_cleanup(port_.id(), 0, 0);
+    rte_eth_tx_done_cleanup(port_->id(), 0, 0);
     if (zc_->outstanding) return;  // left allocated on purpose (see ZeroCopy)
   }
   delete zc_;
@@ -74,7 +74,7 @@ bool DpdkIo::attach(PacketBuf& pkt, const uint8_t* data, uint32_t len,
   if (!zc_ || !zc_->pins.is_open(pin) || uint64_t(pkt.len) + len > max_packet_bytes() ||
       len > UINT16_MAX || !zc_->n_free_slots)
     return false;
-  rte_mbuf* e = rte_pktmbuf_alloc(port_.ext_pool());
+  rte_mbuf* e = rte_pktmbuf_alloc(port_->ext_pool());
   if (!e) return false;
   ZeroCopy::Slot& s = zc_->slot[zc_->free_slot[--zc_->n_free_slots]];
   s.pin = pin;
@@ -116,7 +116,7 @@ uint16_t DpdkIo::alloc(PacketBuf* out, uint16_t n) noexcept {
   dpdk_glue::ensure_thread_registered(pin_cpus_.c_str());
   rte_mbuf* m[64];
   if (n > 64) n = 64;
-  while (n && rte_pktmbuf_alloc_bulk(port_.pool(), m, n) != 0) n /= 2;
+  while (n && rte_pktmbuf_alloc_bulk(port_->pool(), m, n) != 0) n /= 2;
   for (uint16_t i = 0; i < n; ++i) {
     uint8_t* base = rte_pktmbuf_mtod(m[i], uint8_t*);
     out[i] = PacketBuf{};
@@ -168,7 +168,7 @@ uint16_t DpdkIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
     m->pkt_len = kL2L4Bytes + pkts[i].len;  // + the attached segment (zero copy), if any
     frames[i] = m;
   }
-  uint16_t sent = port_.tx_burst(frames, n);
+  uint16_t sent = port_->tx_burst(frames, n);
   stats_.tx_frames += sent;
   return sent;
 }
@@ -176,7 +176,7 @@ uint16_t DpdkIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
 void DpdkIo::service() noexcept {
   // Devices that keep sent mbufs in their tx ring until a later burst would hold pins (and the
   // sends' completions) while the queue is idle: ask for them back.
-  if (zc_ && zc_->outstanding) rte_eth_tx_done_cleanup(port_.id(), 0, 0);
+  if (zc_ && zc_->outstanding) rte_eth_tx_done_cleanup(port_->id(), 0, 0);
 }
 
 size_t DpdkIo::counters(util::Counter* out, size_t max) const noexcept {
@@ -196,7 +196,7 @@ size_t DpdkIo::counters(util::Counter* out, size_t max) const noexcept {
 uint16_t DpdkIo::rx_burst(PacketBuf* out, uint16_t n) noexcept {
   rte_mbuf* m[64];
   if (n > 64) n = 64;
-  uint16_t got = port_.rx_burst(m, n);
+  uint16_t got = port_->rx_burst(m, n);
   uint16_t k = 0;
   for (uint16_t i = 0; i < got; ++i) {
     rte_mbuf* f = m[i];

@@ -58,11 +58,9 @@ class DpdkIo final : public transport::PacketIo {
   void service() noexcept override;
   size_t counters(util::Counter* out, size_t max) const noexcept override;
   const IoStats& stats() const noexcept { return stats_; }
-  const dpdk_glue::Port& port() const noexcept { return port_; }
 
  private:
-  std::shared_ptr<dpdk_glue::Port> port_ref_;
-  dpdk_glue::Port& port_;
+  std::shared_ptr<dpdk_glue::Port> port_;  // kept open while this object lives
   uint32_t mtu_;
   uint32_t ipv4_;      // host order
   uint16_t udp_port_;  // host order

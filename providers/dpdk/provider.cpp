@@ -51,7 +51,7 @@ class DpdkProvider final : public core::Provider {
     for (const auto& p : cfg.eal.pci_allow) devs.push_back(device_name(p));
     for (const std::string& dev : devs) {
       for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM}) {
-        packet::InfoTemplate t;
+        core::InfoTemplate t;
         t.prov_name = kName;
         t.fabric_name = "dpdk";
         t.domain_name = dev;

@@ -2,27 +2,15 @@
 
 #include <cstring>
 
-#include "lib/core/info_template.hpp"
 #include "transport/ops.hpp"
 
 namespace pollfab::providers::packet {
 
-fi_info* make_info(const InfoTemplate& t) {
-  core::InfoTemplate c;
-  c.prov_name = t.prov_name;
-  c.fabric_name = t.fabric_name;
-  c.domain_name = t.domain_name;
-  c.type = t.type;
-  c.caps = kTransportCaps;
-  c.mr_mode = kTransportMrModes;
-  c.max_msg_size = t.max_msg_size;
-  c.inject_size = t.inject_size;
-  c.tx_size = t.tx_size;
-  c.rx_size = t.rx_size;
-  c.iov_limit = transport::kMaxIov;
-  c.total_buffered_recv = t.total_buffered_recv;
-  c.prov_version = t.prov_version;
-  return core::make_info(c);
+fi_info* make_info(core::InfoTemplate t) {
+  t.caps = kTransportCaps;
+  t.mr_mode = kTransportMrModes;
+  t.iov_limit = transport::kMaxIov;
+  return core::make_info(t);
 }
 
 bool hint_names_valid(const fi_info* hints, NameKind kind) noexcept {

@@ -3,8 +3,7 @@
 #pragma once
 #include <rdma/fabric.h>
 
-#include <string>
-
+#include "lib/core/info_template.hpp"
 #include "providers/packet/name.hpp"
 
 namespace pollfab::providers::packet {
@@ -15,22 +14,9 @@ constexpr uint64_t kTransportCaps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_
 // Memory registration modes the providers can work with (none is required).
 constexpr int kTransportMrModes = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 
-struct InfoTemplate {
-  const char* prov_name = "";
-  std::string fabric_name;
-  std::string domain_name;
-  fi_ep_type type = FI_EP_RDM;
-  size_t max_msg_size = 0;       // bytes
-  size_t inject_size = 0;        // bytes
-  size_t tx_size = 1024;         // sends in flight
-  size_t rx_size = 1024;         // posted receives
-  size_t total_buffered_recv = 0;// bytes of unexpected data buffered
-  uint32_t prov_version = 0;
-};
-
-// A candidate (malloc'd, free with core::freeinfo) with the transport's caps and MR modes
-// (core::make_info underneath), nullptr on allocation failure.
-fi_info* make_info(const InfoTemplate& t);
+// A candidate (malloc'd, free with core::freeinfo): core::make_info of t with the transport's
+// caps, MR modes and iov limit; nullptr on allocation failure.
+fi_info* make_info(core::InfoTemplate t);
 
 // True if the hints carry no addresses, or only valid binary names of this kind (addr_format
 // FI_FORMAT_UNSPEC). A provider offers nothing (-FI_ENODATA) otherwise.

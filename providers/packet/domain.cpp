@@ -32,7 +32,7 @@ void TransportDomain::attach_io(std::unique_ptr<transport::PacketIo> io) {
     io_ = io_fault_.get();
     const char* prov = fabric()->provider()->name();
     PF_LOG(prov, Warn, Domain, "fault injection on {}: drop {} dup {} reorder {} corrupt {} seed {}",
-           info_->domain_attr && info_->domain_attr->name ? info_->domain_attr->name : "",
+           name(),
            f.drop, f.dup, f.reorder, f.corrupt, f.seed);
   }
   if (cfg_.transport.assist_interval_us)
@@ -54,7 +54,7 @@ void TransportDomain::release_io() noexcept {
     try {
       stats::Counter c[stats::kMaxIoCounters];
       PF_LOG(prov, Info, Domain, "{}: {} dropped_unknown_ep={} assist_runs={}",
-             info_->domain_attr && info_->domain_attr->name ? info_->domain_attr->name : "",
+             name(),
              stats::format_counters(c, io_->counters(c, stats::kMaxIoCounters)),
              drop_unknown_ep_, assist_runs());
     } catch (...) {
@@ -160,7 +160,7 @@ void TransportDomain::render_json(std::string& out) {
 
 void TransportDomain::snapshot(stats::DomainSnapshot& out) {
   out.provider = fabric()->provider()->name();
-  out.domain = info_->domain_attr && info_->domain_attr->name ? info_->domain_attr->name : "";
+  out.domain = name();
   out.kind = kind_;
   out.assist_runs = assist_runs();
   size_t n_eps;

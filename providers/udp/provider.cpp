@@ -84,7 +84,7 @@ class UdpProvider final : public core::Provider {
     if (!packet::hint_names_valid(hints, packet::NameKind::Udp)) return -FI_ENODATA;
     const size_t dgram_max = UdpIo::kMaxPacketBytes - transport::wire::kHeaderBytes;
     for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM}) {
-      packet::InfoTemplate t;
+      core::InfoTemplate t;
       t.prov_name = kName;
       t.fabric_name = "udp";
       t.domain_name = "udp-" + lr.config->udp.iface_ip;

@@ -24,11 +24,6 @@
 
 namespace pollfab::transport::testing {
 
-using transport::FaultConfig;
-using transport::FaultStats;
-using transport::FaultWindow;
-using transport::WindowStats;
-
 struct MemLinkConfig {
   uint32_t max_packet_bytes = 1472;  // pollfab header + payload per packet (1500 - IPv4 - UDP)
   uint32_t pool_buffers = 16384;
