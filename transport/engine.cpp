@@ -42,7 +42,8 @@ Engine::~Engine() {
     }
   }
   for (auto& pp : peers_) {  // claimed messages still arriving are no longer queued
-    if (pp->cur_unex && !pp->cur_unex->listed) matcher_.free_unexpected(pp->cur_unex);
+    if (pp->cur_unex && pp->cur_unex->queue == UnexEntry::Queue::None)
+      matcher_.free_unexpected(pp->cur_unex);
     pp->cur_unex = nullptr;
   }
   if (txq_len_) io_.free(txq_, txq_len_);

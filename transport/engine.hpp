@@ -37,11 +37,12 @@
 // Datagram mode (FI_EP_DGRAM): one packet per message, no ACKs, no retransmission; a datagram
 // with no posted receive is dropped and counted.
 //
-// Receive matching: posted receives and unexpected messages are kept in FIFO order in two
-// classes (untagged, tagged); a message matches the first receive whose source is any or the
-// sender and, for tagged, whose (tag ^ msg tag) & ~ignore == 0. Unexpected messages are
-// buffered up to max_unexpected_bytes; beyond that the packet is not acknowledged and the
-// sender retransmits later (bounded memory, back-pressure through the RTO).
+// Receive matching (matcher.hpp): posted receives and unexpected messages are kept in FIFO
+// order in two classes (untagged, tagged); a message matches the first receive whose source
+// is any or the sender and, for tagged, whose (tag ^ msg tag) & ~ignore == 0; multi-recv
+// buffers, peek, claim and discard as in fi_tagged(3). Unexpected messages are buffered up
+// to max_unexpected_bytes; beyond that the packet is not acknowledged and the sender
+// retransmits later (bounded memory, back-pressure through the RTO and the credits).
 //
 // Where each concept lives (Engine is the coordinator: engine.cpp runs peers, progress and the
 // receive dispatch; the other files implement its members by concept):
@@ -173,7 +174,17 @@ class Engine {
   // progress), TooBig (length > max_msg_size, or > inject_size for kOpInject, or > one
   // segment in datagram mode), Invalid (unknown peer or iov_count > kMaxIov).
   Status send(const SendOp& op) noexcept;
-  // Posts a receive. Returns Ok, NoResource, Invalid.
+  // Posts a receive (fi_msg(3), fi_tagged(3)). op.flags may add
+  //   kOpMultiRecv  the buffer takes message after message (each its own completion, the
+  //                 one that releases the buffer flagged kCompMultiRecv);
+  //   kOpPeek       report the first matching unexpected message (len = its length, tag,
+  //                 CQ data, source; no data moved) or complete with NoMessage; with
+  //                 kOpClaim also reserve it for a later kOpClaim receive of the same
+  //                 context; with kOpDiscard drop it;
+  //   kOpClaim      receive (or, with kOpDiscard, drop) the message reserved under
+  //                 op.context.
+  // Returns Ok, NoResource, Invalid (bad peer or iov count; kOpClaim without a reserved
+  // message).
   Status recv(const RecvOp& op) noexcept;
   // Cancels the posted (not yet matched) receive with this context: it completes with
   // Status::Canceled. Returns false if no such receive is waiting (fi_cancel(3)).
@@ -270,7 +281,15 @@ class Engine {
   // A packet addressed to an earlier incarnation of this engine (dst_epoch stale).
   void on_stale_epoch(const PeerAddr& a, const wire::Header& h) noexcept;
 
-  // receive completions (receive.cpp)
+  // receive posting and completions (receive.cpp)
+  void post_multi_recv(RecvEntry* b) noexcept;
+  Status peek(const RecvOp& op) noexcept;
+  Status recv_claimed(const RecvOp& op) noexcept;
+  void discard(UnexEntry* u) noexcept;
+  // u (taken from its queue) goes to r: completes now, or when its last segment arrives.
+  void receive_unexpected(UnexEntry* u, RecvEntry* r) noexcept;
+  // The completion of a peek or of a discard: u's metadata (or none), len bytes.
+  void finish_probe(const RecvOp& op, const UnexEntry* u, uint64_t len, Status st) noexcept;
   void finish_recv(RecvEntry* r, PeerId pid, uint32_t msg_len, uint32_t flags, uint64_t tag,
                    uint64_t data, Status st) noexcept;
   void finish_unexpected(UnexEntry* u) noexcept;

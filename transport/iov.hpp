@@ -41,6 +41,30 @@ inline const uint8_t* contiguous_in_iov(const iovec* iov, uint32_t cnt, uint64_t
   return nullptr;
 }
 
+// Writes the entries covering bytes [off, off + len) of the iov list to dst (at most cnt
+// entries) and returns how many; clipped to the list.
+inline uint32_t slice_iov(const iovec* iov, uint32_t cnt, uint64_t off, uint64_t len,
+                          iovec* dst) noexcept {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < cnt && len; ++i) {
+    if (off >= iov[i].iov_len) { off -= iov[i].iov_len; continue; }
+    const uint64_t take = std::min<uint64_t>(len, iov[i].iov_len - off);
+    dst[n].iov_base = static_cast<uint8_t*>(iov[i].iov_base) + off;
+    dst[n].iov_len = take;
+    ++n; len -= take; off = 0;
+  }
+  return n;
+}
+
+// The address of byte off of the iov list (one past the end if off is the list's length).
+inline void* iov_addr(const iovec* iov, uint32_t cnt, uint64_t off) noexcept {
+  for (uint32_t i = 0; i < cnt; ++i) {
+    if (off < iov[i].iov_len) return static_cast<uint8_t*>(iov[i].iov_base) + off;
+    off -= iov[i].iov_len;
+  }
+  return cnt ? static_cast<uint8_t*>(iov[cnt - 1].iov_base) + iov[cnt - 1].iov_len : nullptr;
+}
+
 inline uint64_t iov_bytes(const iovec* iov, uint32_t cnt) noexcept {
   uint64_t n = 0;
   for (uint32_t i = 0; i < cnt; ++i) n += iov[i].iov_len;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "transport/iov.hpp"
 #include "transport/wire.hpp"
 
 namespace pollfab::transport {
@@ -12,31 +13,104 @@ int unex_cls(const UnexEntry& u) noexcept { return (u.flags & wire::kTagged) ? 1
 }  // namespace
 
 Matcher::Matcher(uint32_t rx_size, uint64_t max_unexpected_bytes)
-    : recv_pool_(rx_size ? rx_size : 1), max_unexpected_bytes_(max_unexpected_bytes) {}
+    : recv_pool_(rx_size ? rx_size : 1),
+      slice_pool_(rx_size ? rx_size : 1),
+      max_unexpected_bytes_(max_unexpected_bytes) {}
 
 Matcher::~Matcher() {
   for (auto& l : unexpected_)
     while (UnexEntry* u = l.front()) free_unexpected(u);
+  while (UnexEntry* u = claimed_.front()) free_unexpected(u);
 }
 
-RecvEntry* Matcher::match_posted(PeerId pid, bool tagged, uint64_t tag) noexcept {
+RecvEntry* Matcher::new_recv() noexcept {
+  RecvEntry* r = recv_pool_.get();
+  if (r) *r = RecvEntry{};
+  return r;
+}
+
+bool Matcher::release(RecvEntry* r) noexcept {
+  RecvEntry* b = r->parent;
+  if (!b) {
+    recv_pool_.put(r);
+    return false;
+  }
+  slice_pool_.put(r);
+  if (--b->slices || !b->retired) return false;
+  recv_pool_.put(b);
+  return true;
+}
+
+bool Matcher::withdraw(RecvEntry* r) noexcept {
+  if (!(r->op.flags & kOpMultiRecv) || !r->slices) return false;
+  r->retired = true;
+  return true;
+}
+
+RecvEntry* Matcher::lend(RecvEntry* b, uint64_t msg_len) noexcept {
+  RecvEntry* s = slice_pool_.get();
+  if (!s) return nullptr;
+  *s = RecvEntry{};
+  s->op = b->op;
+  s->op.flags &= ~kOpMultiRecv;
+  s->parent = b;
+  const uint64_t len = std::min<uint64_t>(msg_len, b->cap - b->used);
+  s->op.iov_count = slice_iov(b->op.iov, b->op.iov_count, b->used, len, s->op.iov);
+  if (!s->op.iov_count) {  // an empty slice: its completion still points into the buffer
+    s->op.iov_count = 1;
+    s->op.iov[0] = {iov_addr(b->op.iov, b->op.iov_count, b->used), 0};
+  }
+  s->cap = len;
+  b->used += len;
+  ++b->slices;
+  if (b->cap - b->used < b->op.min_multi_recv || b->used == b->cap) {
+    if (!b->retired) posted_[cls(b->op.flags)].erase(b);
+    b->retired = true;
+  }
+  return s;
+}
+
+RecvEntry* Matcher::match_posted(PeerId pid, bool tagged, uint64_t tag, uint64_t msg_len) noexcept {
   auto& list = posted_[tagged ? 1 : 0];
   for (RecvEntry* r = list.front(); r; r = r->next) {
-    if (r->op.peer != kAnyPeer && r->op.peer != pid) continue;
-    if (tagged && ((r->op.tag ^ tag) & ~r->op.ignore)) continue;
+    if (!matches(r->op, pid, tagged, tag)) continue;
+    if (r->op.flags & kOpMultiRecv) return lend(r, msg_len);
     list.erase(r);
     return r;
   }
   return nullptr;
 }
 
-UnexEntry* Matcher::match_unexpected(const RecvOp& op) noexcept {
+UnexEntry* Matcher::find_unexpected(const RecvOp& op) noexcept {
   const int c = cls(op.flags);
-  for (UnexEntry* u = unexpected_[c].front(); u; u = u->next) {
-    if (op.peer != kAnyPeer && op.peer != u->peer) continue;
-    if (c && ((u->tag ^ op.tag) & ~op.ignore)) continue;
-    unexpected_[c].erase(u);
-    u->listed = false;
+  for (UnexEntry* u = unexpected_[c].front(); u; u = u->next)
+    if (matches(op, u->peer, c, u->tag)) return u;
+  return nullptr;
+}
+
+UnexEntry* Matcher::match_unexpected(const RecvOp& op) noexcept {
+  UnexEntry* u = find_unexpected(op);
+  if (u) take(u);
+  return u;
+}
+
+void Matcher::take(UnexEntry* u) noexcept {
+  if (u->queue == UnexEntry::Queue::Unexpected) unexpected_[unex_cls(*u)].erase(u);
+  else if (u->queue == UnexEntry::Queue::Claimed) claimed_.erase(u);
+  u->queue = UnexEntry::Queue::None;
+}
+
+void Matcher::claim(UnexEntry* u, void* context) noexcept {
+  take(u);
+  u->claim_context = context;
+  claimed_.push_back(u);
+  u->queue = UnexEntry::Queue::Claimed;
+}
+
+UnexEntry* Matcher::take_claimed(void* context) noexcept {
+  for (UnexEntry* u = claimed_.front(); u; u = u->next) {
+    if (u->claim_context != context) continue;
+    take(u);
     return u;
   }
   return nullptr;
@@ -47,6 +121,7 @@ RecvEntry* Matcher::cancel(void* context) noexcept {
     for (RecvEntry* r = list.front(); r; r = r->next) {
       if (r->op.context != context) continue;
       list.erase(r);
+      withdraw(r);
       return r;
     }
   }
@@ -72,16 +147,13 @@ UnexEntry* Matcher::new_unexpected(PeerId pid, uint32_t flags, uint64_t tag, uin
   u->cq_data = cq_data;
   u->msg_len = msg_len;
   unexpected_[unex_cls(*u)].push_back(u);
-  u->listed = true;
+  u->queue = UnexEntry::Queue::Unexpected;
   ++unex_count_;
   return u;
 }
 
 void Matcher::free_unexpected(UnexEntry* u) noexcept {
-  if (u->listed) {
-    unexpected_[unex_cls(*u)].erase(u);
-    u->listed = false;
-  }
+  take(u);
   unex_bytes_ -= sizeof(UnexEntry);
   budget_freed_ = true;
   if (u->buf && u->buf != u->inline_buf) {

@@ -4,13 +4,21 @@
 //     rx_size entries;
 //   - unexpected messages (arrived before a matching receive), in arrival order, per class,
 //     within a memory budget (max_unexpected_bytes counts every entry's bookkeeping and its
-//     buffer, so endless small messages cannot grow memory without bound).
-// A message from peer P with tag T matches the first posted receive of its class whose source
-// is any or P and, tagged, whose (tag ^ T) & ~ignore == 0; a new receive matches the first
-// unexpected message by the same rule. Completions are the engine's business
-// (transport/receive.cpp); this class only finds, queues and frees.
-// Issue "Open MPI on pollfab" grows this into full tag matching (peek/claim/discard,
-// multi-recv, one order across classes where the spec asks for it).
+//     buffer, so endless small messages cannot grow memory without bound);
+//   - claimed messages (FI_PEEK|FI_CLAIM): taken out of matching, found again by the claiming
+//     receive's context (FI_CLAIM).
+// Matching rule (fi_tagged(3) "tag matching"): a message from peer P with tag T matches the
+// first posted receive of its class whose source is any or P and, tagged, whose
+// (tag ^ T) & ~ignore == 0; a new receive (or a peek) matches the first unexpected message of
+// its class by the same rule. Messages are matched in the order the transport delivers them
+// (per peer: send order).
+// Multi-recv (FI_MULTI_RECV, fi_msg(3)): a buffer entry stays posted and lends each message a
+// slice (a child entry, from a second pool of rx_size) starting where the previous one
+// ended; a message longer than the free space gets the free space (truncated). Once less
+// than min_multi_recv bytes are free the buffer leaves the posted queue (retired); the
+// completion of its last slice releases it (release() returns true: FI_MULTI_RECV).
+// Completions are the engine's business (transport/receive.cpp); this class only finds,
+// queues and frees.
 // Thread-safety: none (the engine's owner serialises). Hot path: no allocation except the
 // buffer of an unexpected message larger than kInlineBytes.
 #pragma once
@@ -22,11 +30,15 @@
 
 namespace pollfab::transport {
 
-// A posted receive.
+// A posted receive, a multi-recv buffer, or a slice of one (parent set).
 struct RecvEntry {
   RecvOp op;
   uint64_t cap = 0;          // bytes the iov holds
   uint32_t received = 0;     // bytes of the current message seen (copied or truncated)
+  RecvEntry* parent = nullptr;  // slice: the multi-recv buffer it belongs to
+  uint64_t used = 0;         // multi-recv buffer: bytes lent to slices
+  uint32_t slices = 0;       // multi-recv buffer: slices not yet released
+  bool retired = false;      // multi-recv buffer: out of the posted queue, awaiting its slices
   RecvEntry* prev = nullptr;
   RecvEntry* next = nullptr;
 };
@@ -34,42 +46,62 @@ struct RecvEntry {
 // A message that arrived before a matching receive was posted.
 struct UnexEntry {
   static constexpr uint32_t kInlineBytes = 256;  // messages up to this size need no malloc
+  enum class Queue : uint8_t { None, Unexpected, Claimed };
   PeerId peer = kNoPeer;
   uint32_t flags = 0;        // wire flags of the first segment (kTagged, kCqData)
   uint64_t tag = 0, cq_data = 0;
   uint32_t msg_len = 0;
   uint32_t received = 0;
   bool complete = false;
-  RecvEntry* claimed = nullptr;  // a receive posted while the message was still arriving
+  bool discard = false;          // FI_DISCARD while still arriving: freed once complete
+  RecvEntry* claimed = nullptr;  // a receive taken while the message was still arriving
+  void* claim_context = nullptr; // Queue::Claimed: the FI_PEEK|FI_CLAIM operation's context
   uint8_t* buf = nullptr;        // msg_len bytes: inline_buf or malloc'd
   uint8_t inline_buf[kInlineBytes];
   UnexEntry* prev = nullptr;
   UnexEntry* next = nullptr;
-  bool listed = false;           // in the unexpected queue (false once taken by a receive)
+  Queue queue = Queue::None;     // None once a receive or a discard took it
 };
 
 class Matcher {
  public:
   Matcher(uint32_t rx_size, uint64_t max_unexpected_bytes);
-  ~Matcher();  // frees every unexpected message still held
+  ~Matcher();  // frees every unexpected and claimed message still held
   Matcher(const Matcher&) = delete;
   Matcher& operator=(const Matcher&) = delete;
 
   // A free receive entry (op and cap set by the caller), nullptr when rx_size are in use.
-  RecvEntry* new_recv() noexcept { return recv_pool_.get(); }
-  // Gives an entry back (completed or never posted).
-  void release(RecvEntry* r) noexcept { recv_pool_.put(r); }
+  RecvEntry* new_recv() noexcept;
+  // Gives an entry back (completed, or never posted). For a multi-recv slice it returns true
+  // if this was the last slice of a retired buffer: the buffer is given back too and the
+  // slice's completion is the one that carries FI_MULTI_RECV.
+  bool release(RecvEntry* r) noexcept;
   // Queues r behind the other posted receives of its class.
   void post(RecvEntry* r) noexcept { posted_[cls(r->op.flags)].push_back(r); }
-  // The first posted receive a message from pid (tagged: with tag) matches, removed from its
-  // queue; nullptr if none.
-  RecvEntry* match_posted(PeerId pid, bool tagged, uint64_t tag) noexcept;
-  // The first unexpected message the receive op matches, removed from its queue (listed =
-  // false; the caller completes it, or claims it while it is still arriving); nullptr if none.
+  // The receive a message of msg_len bytes from pid (tagged: with tag) goes to: the first
+  // posted receive it matches (removed from its queue), or a slice of the first matching
+  // multi-recv buffer; nullptr if none (or no slice entry is free).
+  RecvEntry* match_posted(PeerId pid, bool tagged, uint64_t tag, uint64_t msg_len) noexcept;
+  // A slice of multi-recv buffer b for a msg_len-byte message (b retires if less than
+  // min_multi_recv stays free); nullptr if no slice entry is free.
+  RecvEntry* lend(RecvEntry* b, uint64_t msg_len) noexcept;
+  // The first unexpected message the receive op matches; nullptr if none.
+  //   find_unexpected leaves it queued (peek); match_unexpected removes it (queue = None;
+  //   the caller completes it, or claims it while it is still arriving).
+  UnexEntry* find_unexpected(const RecvOp& op) noexcept;
   UnexEntry* match_unexpected(const RecvOp& op) noexcept;
-  // Removes the posted (not yet matched) receive with this context; nullptr if none.
+  // Removes u from the unexpected queue (a receive or a discard took it).
+  void take(UnexEntry* u) noexcept;
+  // FI_PEEK|FI_CLAIM: moves u from the unexpected queue to the claimed set under context.
+  void claim(UnexEntry* u, void* context) noexcept;
+  // FI_CLAIM: the message claimed under context, removed from the claimed set; nullptr if none.
+  UnexEntry* take_claimed(void* context) noexcept;
+  // Removes the posted (not yet matched) receive or multi-recv buffer with this context;
+  // nullptr if none. A buffer with slices still open comes back marked retired (its last
+  // slice's completion releases it); the caller completes the entries that are not.
   RecvEntry* cancel(void* context) noexcept;
-  // Removes every posted receive for which pred(r) holds and calls done(r) for it.
+  // Removes every posted receive for which pred(r) holds and calls done(r) for it (a
+  // multi-recv buffer with open slices is retired instead, as in cancel()).
   template <class Pred, class Done>
   void remove_posted_if(Pred&& pred, Done&& done) noexcept {
     for (auto& list : posted_) {
@@ -77,7 +109,7 @@ class Matcher {
         RecvEntry* next = r->next;
         if (pred(*r)) {
           list.erase(r);
-          done(r);
+          if (!withdraw(r)) done(r);
         }
         r = next;
       }
@@ -89,7 +121,7 @@ class Matcher {
   // memory does not allow it (the caller leaves the packet unacknowledged).
   UnexEntry* new_unexpected(PeerId pid, uint32_t flags, uint64_t tag, uint64_t cq_data,
                             uint32_t msg_len) noexcept;
-  // Frees an unexpected message (and removes it from its queue if it is still there).
+  // Frees an unexpected message (and removes it from its queue or the claimed set).
   void free_unexpected(UnexEntry* u) noexcept;
   // Budget left for unexpected messages, bytes.
   uint64_t unexpected_free_bytes() const noexcept {
@@ -102,14 +134,22 @@ class Matcher {
     budget_freed_ = false;
     return b;
   }
-  uint32_t recvs_in_use() const noexcept { return recv_pool_.in_use(); }
+  // Receives, buffers and slices in use.
+  uint32_t recvs_in_use() const noexcept { return recv_pool_.in_use() + slice_pool_.in_use(); }
 
  private:
   static int cls(uint32_t op_flags) noexcept { return (op_flags & kOpTagged) ? 1 : 0; }
+  static bool matches(const RecvOp& op, PeerId pid, bool tagged, uint64_t tag) noexcept {
+    return (op.peer == kAnyPeer || op.peer == pid) && (!tagged || !((op.tag ^ tag) & ~op.ignore));
+  }
+  // r left the posted queue: true if it is a buffer with open slices (retired, kept).
+  bool withdraw(RecvEntry* r) noexcept;
 
   util::ObjectPool<RecvEntry> recv_pool_;
+  util::ObjectPool<RecvEntry> slice_pool_;
   util::IntrusiveList<RecvEntry> posted_[2];      // [0] untagged, [1] tagged
   util::IntrusiveList<UnexEntry> unexpected_[2];
+  util::IntrusiveList<UnexEntry> claimed_;
   uint64_t max_unexpected_bytes_;
   uint64_t unex_bytes_ = 0;
   uint32_t unex_count_ = 0;

@@ -18,6 +18,11 @@ constexpr uint32_t kOpTagged = 1u << 0;      // tagged send / receive
 constexpr uint32_t kOpCqData = 1u << 1;      // send carries remote CQ data
 constexpr uint32_t kOpCompletion = 1u << 2;  // report a CQ entry on success
 constexpr uint32_t kOpInject = 1u << 3;      // copy the payload now (buffer reusable at return)
+// Receive-only flags (fi_tagged(3), fi_msg(3)):
+constexpr uint32_t kOpMultiRecv = 1u << 4;   // FI_MULTI_RECV: the buffer takes many messages
+constexpr uint32_t kOpPeek = 1u << 5;        // FI_PEEK: report a matching unexpected message
+constexpr uint32_t kOpClaim = 1u << 6;       // FI_CLAIM: with kOpPeek reserve it; alone take it
+constexpr uint32_t kOpDiscard = 1u << 7;     // FI_DISCARD: drop the peeked / claimed message
 
 struct SendOp {
   PeerId peer = kNoPeer;
@@ -36,7 +41,8 @@ struct RecvOp {
   uint64_t tag = 0;
   uint64_t ignore = 0;     // tag bits that do not take part in matching
   uint32_t flags = 0;
-  void* context = nullptr;
+  void* context = nullptr;  // kOpClaim: the context of the earlier kOpPeek|kOpClaim
+  uint64_t min_multi_recv = 0;  // kOpMultiRecv: retire the buffer when less than this is free
 };
 
 // Completion flags
@@ -44,14 +50,16 @@ constexpr uint32_t kCompSend = 1u << 0;
 constexpr uint32_t kCompRecv = 1u << 1;
 constexpr uint32_t kCompTagged = 1u << 2;
 constexpr uint32_t kCompRemoteCqData = 1u << 3;
+constexpr uint32_t kCompMultiRecv = 1u << 4;  // this completion releases a multi-recv buffer
 
 struct Completion {
   void* context = nullptr;
   uint32_t flags = 0;          // kComp*
   bool cq_entry = true;        // false: count it (counters) but write no CQ entry
   util::Status status = util::Status::Ok;
-  uint64_t len = 0;            // bytes transferred (recv: bytes placed in the buffer)
-  void* buf = nullptr;         // recv: start of the receive buffer
+  uint64_t len = 0;            // bytes transferred (recv: bytes placed in the buffer; peek:
+                               // the message's length)
+  void* buf = nullptr;         // recv: where the data starts (multi-recv: inside the buffer)
   uint64_t cq_data = 0;
   uint64_t tag = 0;
   PeerId peer = kNoPeer;       // recv: the sender

@@ -1,5 +1,7 @@
-// Engine receives: posting and cancelling them against the Matcher (transport/matcher.hpp),
-// and the receive completions (the one place they are generated).
+// Engine receives: posting, peeking, claiming and cancelling them against the Matcher
+// (transport/matcher.hpp), and the receive completions (the one place they are generated).
+// Semantics: fi_tagged(3) (FI_PEEK, FI_CLAIM, FI_DISCARD), fi_msg(3) (FI_MULTI_RECV),
+// fi_endpoint(3) (fi_cancel).
 #include "transport/engine_state.hpp"
 
 namespace pollfab::transport {
@@ -7,20 +9,18 @@ namespace pollfab::transport {
 Status Engine::recv(const RecvOp& op) noexcept {
   if (op.iov_count > kMaxIov) return Status::Invalid;
   if (op.peer != kAnyPeer && op.peer >= peers_.size()) return Status::Invalid;
+  if (op.flags & kOpPeek) return peek(op);
+  if (op.flags & kOpClaim) return recv_claimed(op);
   RecvEntry* r = matcher_.new_recv();
   if (!r) return Status::NoResource;
   r->op = op;
   r->cap = iov_bytes(op.iov, op.iov_count);
-  r->received = 0;
+  if (op.flags & kOpMultiRecv) {
+    post_multi_recv(r);
+    return Status::Ok;
+  }
   if (UnexEntry* u = matcher_.match_unexpected(op)) {
-    if (u->complete) {
-      copy_to_iov(r->op.iov, r->op.iov_count, 0, u->buf, std::min<uint64_t>(u->msg_len, r->cap));
-      finish_recv(r, u->peer, u->msg_len, u->flags, u->tag, u->cq_data,
-                  u->msg_len > r->cap ? Status::Truncated : Status::Ok);
-      matcher_.free_unexpected(u);
-    } else {
-      u->claimed = r;  // the rest of the message is still arriving
-    }
+    receive_unexpected(u, r);
     return Status::Ok;
   }
   // A receive only a dead peer could satisfy fails at once (what it sent before dying was
@@ -35,9 +35,72 @@ Status Engine::recv(const RecvOp& op) noexcept {
   return Status::Ok;
 }
 
+void Engine::post_multi_recv(RecvEntry* b) noexcept {
+  matcher_.post(b);
+  // Messages already waiting fill the buffer first, in arrival order. (If the slice pool
+  // runs dry, the rest stay unexpected for a later receive.)
+  while (!b->retired) {
+    UnexEntry* u = matcher_.find_unexpected(b->op);
+    if (!u) break;
+    RecvEntry* s = matcher_.lend(b, u->msg_len);
+    if (!s) break;
+    matcher_.take(u);
+    receive_unexpected(u, s);
+  }
+}
+
+Status Engine::peek(const RecvOp& op) noexcept {
+  UnexEntry* u = matcher_.find_unexpected(op);
+  if (!u) {
+    finish_probe(op, nullptr, 0, Status::NoMessage);
+    return Status::Ok;
+  }
+  finish_probe(op, u, u->msg_len, Status::Ok);
+  if (op.flags & kOpDiscard) discard(u);
+  else if (op.flags & kOpClaim) matcher_.claim(u, op.context);
+  return Status::Ok;
+}
+
+Status Engine::recv_claimed(const RecvOp& op) noexcept {
+  UnexEntry* u = matcher_.take_claimed(op.context);
+  if (!u) return Status::Invalid;  // no FI_PEEK|FI_CLAIM under this context
+  if (op.flags & kOpDiscard) {
+    finish_probe(op, u, 0, Status::Ok);
+    discard(u);
+    return Status::Ok;
+  }
+  RecvEntry* r = matcher_.new_recv();
+  if (!r) {
+    matcher_.claim(u, op.context);  // still claimed: the caller retries after progress
+    return Status::NoResource;
+  }
+  r->op = op;
+  r->cap = iov_bytes(op.iov, op.iov_count);
+  receive_unexpected(u, r);
+  return Status::Ok;
+}
+
+void Engine::discard(UnexEntry* u) noexcept {
+  matcher_.take(u);
+  if (u->complete) matcher_.free_unexpected(u);
+  else u->discard = true;  // still arriving: freed when its last segment is in
+}
+
+void Engine::receive_unexpected(UnexEntry* u, RecvEntry* r) noexcept {
+  if (!u->complete) {
+    u->claimed = r;  // the rest of the message is still arriving
+    return;
+  }
+  copy_to_iov(r->op.iov, r->op.iov_count, 0, u->buf, std::min<uint64_t>(u->msg_len, r->cap));
+  finish_recv(r, u->peer, u->msg_len, u->flags, u->tag, u->cq_data,
+              u->msg_len > r->cap ? Status::Truncated : Status::Ok);
+  matcher_.free_unexpected(u);
+}
+
 bool Engine::cancel_recv(void* context) noexcept {
   RecvEntry* r = matcher_.cancel(context);
   if (!r) return false;
+  if (r->retired) return true;  // a multi-recv buffer: its last open slice releases it
   finish_recv(r, kNoPeer, 0, (r->op.flags & kOpTagged) ? wire::kTagged : 0, r->op.tag, 0,
               Status::Canceled);
   return true;
@@ -48,7 +111,8 @@ void Engine::finish_recv(RecvEntry* r, PeerId pid, uint32_t msg_len, uint32_t fl
   Completion c;
   c.context = r->op.context;
   c.flags = kCompRecv | ((flags & wire::kTagged) ? kCompTagged : 0) |
-            ((flags & wire::kCqData) ? kCompRemoteCqData : 0);
+            ((flags & wire::kCqData) ? kCompRemoteCqData : 0) |
+            ((r->op.flags & kOpMultiRecv) ? kCompMultiRecv : 0);  // a whole buffer ends
   c.cq_entry = st != Status::Ok || (r->op.flags & kOpCompletion);
   c.status = st;
   c.len = std::min<uint64_t>(msg_len, r->cap);
@@ -58,18 +122,37 @@ void Engine::finish_recv(RecvEntry* r, PeerId pid, uint32_t msg_len, uint32_t fl
   c.peer = pid;
   c.peer_user = pid < peers_.size() ? peers_[pid]->user : ~0ull;
   c.olen = msg_len > r->cap ? msg_len - r->cap : 0;
-  matcher_.release(r);
+  if (matcher_.release(r)) c.flags |= kCompMultiRecv;  // the buffer's last slice
+  sink_.on_completion(c);
+}
+
+void Engine::finish_probe(const RecvOp& op, const UnexEntry* u, uint64_t len, Status st) noexcept {
+  Completion c;
+  c.context = op.context;
+  c.flags = kCompRecv | ((op.flags & kOpTagged) ? kCompTagged : 0);
+  c.cq_entry = true;  // a peek without its answer is useless: always reported
+  c.status = st;
+  c.len = len;
+  c.tag = op.tag;
+  if (u) {
+    if (u->flags & wire::kCqData) c.flags |= kCompRemoteCqData;
+    c.cq_data = u->cq_data;
+    c.tag = u->tag;
+    c.peer = u->peer;
+    c.peer_user = u->peer < peers_.size() ? peers_[u->peer]->user : ~0ull;
+  }
   sink_.on_completion(c);
 }
 
 void Engine::finish_unexpected(UnexEntry* u) noexcept {
+  if (u->discard) {
+    matcher_.free_unexpected(u);
+    return;
+  }
   if (!u->claimed) return;  // stays queued until a receive matches it
   RecvEntry* r = u->claimed;
   u->claimed = nullptr;
-  copy_to_iov(r->op.iov, r->op.iov_count, 0, u->buf, std::min<uint64_t>(u->msg_len, r->cap));
-  finish_recv(r, u->peer, u->msg_len, u->flags, u->tag, u->cq_data,
-              u->msg_len > r->cap ? Status::Truncated : Status::Ok);
-  matcher_.free_unexpected(u);
+  receive_unexpected(u, r);
 }
 
 }  // namespace pollfab::transport

@@ -138,7 +138,7 @@ bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* 
   if (h.flags & wire::kFirst) {
     if (p.cur_recv || p.cur_unex) abort_current(p, pid);  // a message was cut short
     const bool tagged = h.flags & wire::kTagged;
-    if (RecvEntry* r = matcher_.match_posted(pid, tagged, h.tag)) {
+    if (RecvEntry* r = matcher_.match_posted(pid, tagged, h.tag, h.msg_len)) {
       p.cur_recv = r;
       r->received = 0;
     } else {

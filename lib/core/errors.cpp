@@ -58,6 +58,7 @@ constexpr int kStatusErrno[] = {
     FI_EBUSY,        // Busy
     FI_EACCES,       // Permission
     FI_ENODEV,       // NoDevice
+    FI_ENOMSG,       // NoMessage
 };
 static_assert(sizeof(kStatusErrno) / sizeof(kStatusErrno[0]) == util::kStatusCount,
               "util::Status changed: update kStatusErrno in lib/core/errors.cpp");

@@ -24,11 +24,12 @@ enum class Status : int32_t {
   Busy,          // object in use (-FI_EBUSY)
   Permission,    // privileges missing (-FI_EACCES)
   NoDevice,      // device missing (-FI_ENODEV)
+  NoMessage,     // no matching message (FI_PEEK miss, -FI_ENOMSG)
   // Add new codes above this line, and to core::fi_errno_of's table.
 };
 
 // Number of Status enumerators (they are 0 .. kStatusCount - 1).
-inline constexpr int kStatusCount = static_cast<int>(Status::NoDevice) + 1;
+inline constexpr int kStatusCount = static_cast<int>(Status::NoMessage) + 1;
 
 constexpr const char* to_string(Status s) noexcept {
   switch (s) {
@@ -47,6 +48,7 @@ constexpr const char* to_string(Status s) noexcept {
     case Status::Busy: return "busy";
     case Status::Permission: return "permission denied";
     case Status::NoDevice: return "no such device";
+    case Status::NoMessage: return "no matching message";
   }
   return "unknown";
 }

@@ -182,7 +182,8 @@ ssize_t TransportEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tag
 ssize_t TransportEndpoint::recv(const core::MsgArgs& a, uint64_t flags, bool tagged) noexcept {
   if (!enabled_) return -FI_EOPBADSTATE;
   if (a.count > transport::kMaxIov || (a.count && !a.iov)) return -FI_EINVAL;
-  if (flags & (FI_MULTI_RECV | FI_PEEK | FI_CLAIM | FI_DISCARD)) return -FI_ENOSYS;
+  if ((flags & FI_MULTI_RECV) && (flags & (FI_PEEK | FI_CLAIM))) return -FI_EINVAL;
+  if ((flags & FI_DISCARD) && !(flags & (FI_PEEK | FI_CLAIM))) return -FI_EINVAL;
   util::Guard<util::MaybeLock> g(tdom_->lock());
   transport::RecvOp op;
   op.peer = transport::kAnyPeer;
@@ -195,8 +196,13 @@ ssize_t TransportEndpoint::recv(const core::MsgArgs& a, uint64_t flags, bool tag
   op.tag = a.tag;
   op.ignore = a.ignore;
   op.context = a.context;
+  op.min_multi_recv = min_multi_recv_;
   op.flags = (tagged ? transport::kOpTagged : 0) |
-             ((!rx_selective_ || (flags & FI_COMPLETION)) ? transport::kOpCompletion : 0);
+             ((!rx_selective_ || (flags & FI_COMPLETION)) ? transport::kOpCompletion : 0) |
+             ((flags & FI_MULTI_RECV) ? transport::kOpMultiRecv : 0) |
+             ((flags & FI_PEEK) ? transport::kOpPeek : 0) |
+             ((flags & FI_CLAIM) ? transport::kOpClaim : 0) |
+             ((flags & FI_DISCARD) ? transport::kOpDiscard : 0);
   return -core::fi_errno_of(engine_->recv(op));
 }
 
@@ -213,6 +219,7 @@ void TransportEndpoint::on_completion(const Completion& c) noexcept {
   if (!cq || !c.cq_entry) return;
   uint64_t fl = (send ? FI_SEND : FI_RECV) | ((c.flags & transport::kCompTagged) ? FI_TAGGED : FI_MSG);
   if (c.flags & transport::kCompRemoteCqData) fl |= FI_REMOTE_CQ_DATA;
+  if (c.flags & transport::kCompMultiRecv) fl |= FI_MULTI_RECV;
   if (ok) {
     cq->push(c.context, fl, send ? 0 : c.len, send ? nullptr : c.buf, c.cq_data,
              (c.flags & transport::kCompTagged) ? c.tag : 0, send ? FI_ADDR_NOTAVAIL : source_of(c));
@@ -229,6 +236,25 @@ void TransportEndpoint::on_completion(const Completion& c) noexcept {
   e.err = core::fi_errno_of(c.status);
   e.prov_errno = e.err;
   cq->push_error(e);
+}
+
+int TransportEndpoint::getopt(int level, int name, void* val, size_t* len) noexcept {
+  if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV) return -FI_ENOPROTOOPT;
+  if (!val || !len) return -FI_EINVAL;
+  if (*len < sizeof(size_t)) {
+    *len = sizeof(size_t);
+    return -FI_ETOOSMALL;
+  }
+  std::memcpy(val, &min_multi_recv_, sizeof(size_t));
+  *len = sizeof(size_t);
+  return 0;
+}
+
+int TransportEndpoint::setopt(int level, int name, const void* val, size_t len) noexcept {
+  if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV) return -FI_ENOPROTOOPT;
+  if (!val || len != sizeof(size_t)) return -FI_EINVAL;
+  std::memcpy(&min_multi_recv_, val, sizeof(size_t));
+  return 0;
 }
 
 int TransportEndpoint::getname(void* addr, size_t* addrlen) noexcept {

@@ -6,10 +6,12 @@
 //
 // Errors returned by data calls: -FI_EAGAIN (no send/receive slot or packet buffer: progress
 // and retry), -FI_EMSGSIZE (length above max_msg_size, or above inject_size for inject),
-// -FI_EINVAL (unknown fi_addr, too many iovs), -FI_EOPBADSTATE (not enabled),
-// -FI_ENOSYS (FI_MULTI_RECV, FI_PEEK/FI_CLAIM: not yet). Failures after acceptance are CQ
-// error entries: FI_ETRUNC (receive buffer too small, olen = bytes lost), FI_ECANCELED,
-// FI_EIO (peer restarted).
+// -FI_EINVAL (unknown fi_addr, too many iovs, FI_CLAIM with no message claimed under the
+// context), -FI_EOPBADSTATE (not enabled). Failures after acceptance are CQ error entries:
+// FI_ETRUNC (receive buffer too small, olen = bytes lost), FI_ECANCELED, FI_ENOMSG (an
+// FI_PEEK found nothing), FI_EIO (peer restarted), FI_ETIMEDOUT (peer declared dead).
+// Receive flags (fi_tagged(3), fi_msg(3)): FI_MULTI_RECV (FI_OPT_MIN_MULTI_RECV, default
+// kDefaultMinMultiRecv bytes), FI_PEEK, FI_PEEK|FI_CLAIM, FI_CLAIM, FI_DISCARD.
 #pragma once
 #include <memory>
 #include <vector>
@@ -44,9 +46,12 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   ssize_t cancel(void* context) noexcept;
   int getname(void* addr, size_t* addrlen) noexcept;
   int setname(const void* addr, size_t addrlen) noexcept;
-  // fi_getopt / fi_setopt: no option is supported yet (-FI_ENOPROTOOPT).
-  int getopt(int level, int name, void* val, size_t* len) noexcept { return -FI_ENOPROTOOPT; }
-  int setopt(int level, int name, const void* val, size_t len) noexcept { return -FI_ENOPROTOOPT; }
+  // fi_getopt / fi_setopt (fi_endpoint(3)): FI_OPT_ENDPOINT / FI_OPT_MIN_MULTI_RECV (size_t,
+  // bytes). Errors: -FI_EINVAL (null or short value), -FI_ENOPROTOOPT (any other option),
+  // -FI_ETOOSMALL (getopt: *len < sizeof(size_t); *len is set).
+  int getopt(int level, int name, void* val, size_t* len) noexcept;
+  int setopt(int level, int name, const void* val, size_t len) noexcept;
+  static constexpr size_t kDefaultMinMultiRecv = 64;
   size_t inject_size() const noexcept { return inject_size_; }
 
  private:
@@ -63,6 +68,7 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   std::unique_ptr<transport::Engine> engine_;
   uint16_t ep_id_ = 0;
   size_t inject_size_ = 0;
+  size_t min_multi_recv_ = kDefaultMinMultiRecv;
   std::vector<transport::PeerId> peer_cache_;  // fi_addr -> peer
   uint64_t av_generation_ = 0;
 };

@@ -131,6 +131,7 @@ TEST(FiErrnoOf, EveryStatusHasItsOwnPositiveOfiCode) {
   EXPECT_EQ(pc::fi_errno_of(Status::IoError), FI_EIO);
   EXPECT_EQ(pc::fi_errno_of(Status::Permission), FI_EACCES);
   EXPECT_EQ(pc::fi_errno_of(Status::NoDevice), FI_ENODEV);
+  EXPECT_EQ(pc::fi_errno_of(Status::NoMessage), FI_ENOMSG);
   EXPECT_EQ(pc::fi_errno_of(static_cast<Status>(pollfab::util::kStatusCount)), FI_EOTHER);
   EXPECT_EQ(pc::fi_errno_of(static_cast<Status>(-1)), FI_EOTHER);
 }

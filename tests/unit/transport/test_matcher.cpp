@@ -29,10 +29,10 @@ TEST(Matcher, PostedReceivesMatchInPostingOrderBySourceAndTag) {
   RecvEntry* from2 = post(m, 2, true, 0x10);
   RecvEntry* any_masked = post(m, kAnyPeer, true, 0x1f, 0x0f);  // matches 0x10..0x1f
   RecvEntry* untagged = post(m, kAnyPeer, false);
-  EXPECT_EQ(m.match_posted(1, true, 0x10), any_masked);  // not from 2: the directed one is skipped
-  EXPECT_EQ(m.match_posted(2, true, 0x10), from2);
-  EXPECT_EQ(m.match_posted(2, true, 0x10), nullptr);     // both taken
-  EXPECT_EQ(m.match_posted(2, false, 0x99), untagged);   // untagged ignores the tag
+  EXPECT_EQ(m.match_posted(1, true, 0x10, 0), any_masked);  // not from 2: the directed one is skipped
+  EXPECT_EQ(m.match_posted(2, true, 0x10, 0), from2);
+  EXPECT_EQ(m.match_posted(2, true, 0x10, 0), nullptr);     // both taken
+  EXPECT_EQ(m.match_posted(2, false, 0x99, 0), untagged);   // untagged ignores the tag
   EXPECT_FALSE(m.has_posted());
   for (RecvEntry* r : {from2, any_masked, untagged}) m.release(r);
   EXPECT_EQ(m.recvs_in_use(), 0u);
@@ -43,7 +43,7 @@ TEST(Matcher, ClassesAreSeparateAndThePoolBounds) {
   post(m, kAnyPeer, false);
   post(m, kAnyPeer, false);
   EXPECT_EQ(m.new_recv(), nullptr);  // rx_size in use: NoResource for the caller
-  EXPECT_EQ(m.match_posted(0, true, 0), nullptr);  // a tagged message never meets msg receives
+  EXPECT_EQ(m.match_posted(0, true, 0, 0), nullptr);  // a tagged message never meets msg receives
 }
 
 TEST(Matcher, UnexpectedMessagesMatchInArrivalOrderWithinTheBudget) {
@@ -60,7 +60,7 @@ TEST(Matcher, UnexpectedMessagesMatchInArrivalOrderWithinTheBudget) {
   op.peer = 2;
   op.tag = 0x5;
   EXPECT_EQ(m.match_unexpected(op), b);  // directed at 2: a is skipped
-  EXPECT_FALSE(b->listed);
+  EXPECT_EQ(b->queue, UnexEntry::Queue::None);
   op.peer = kAnyPeer;
   op.tag = 0x4;
   EXPECT_EQ(m.match_unexpected(op), nullptr);
@@ -93,6 +93,79 @@ TEST(Matcher, CancelAndRemoveIfTakePostedReceives) {
   EXPECT_EQ(removed, std::vector<void*>{&c1});
   EXPECT_TRUE(m.has_posted());
   EXPECT_EQ(m.recvs_in_use(), 1u);
+}
+
+TEST(Matcher, MultiRecvBufferLendsSlicesAndRetiresBelowTheMinimum) {
+  Matcher m(4, 1 << 20);
+  uint8_t buf[1000];
+  int ctx;
+  RecvEntry* b = m.new_recv();
+  b->op.flags = kOpMultiRecv;
+  b->op.iov[0] = {buf, sizeof buf};
+  b->op.iov_count = 1;
+  b->op.min_multi_recv = 300;
+  b->op.context = &ctx;
+  b->cap = sizeof buf;
+  m.post(b);
+  RecvEntry* s1 = m.match_posted(7, false, 0, 400);
+  ASSERT_NE(s1, nullptr);
+  EXPECT_EQ(s1->parent, b);
+  EXPECT_EQ(s1->op.iov[0].iov_base, buf);
+  EXPECT_EQ(s1->cap, 400u);
+  EXPECT_FALSE(b->retired);               // 600 free >= 300
+  RecvEntry* s2 = m.match_posted(7, false, 0, 500);
+  ASSERT_NE(s2, nullptr);
+  EXPECT_EQ(s2->op.iov[0].iov_base, buf + 400);
+  EXPECT_TRUE(b->retired);                // 100 free < 300: out of the posted queue
+  EXPECT_FALSE(m.has_posted());
+  EXPECT_EQ(m.match_posted(7, false, 0, 10), nullptr);
+  EXPECT_FALSE(m.release(s1));            // s2 still open
+  EXPECT_TRUE(m.release(s2));             // the last slice releases the buffer
+  EXPECT_EQ(m.recvs_in_use(), 0u);
+}
+
+TEST(Matcher, MultiRecvSliceOfALongMessageIsTheFreeSpace) {
+  Matcher m(4, 1 << 20);
+  uint8_t a[100], c[50];
+  RecvEntry* b = m.new_recv();
+  b->op.flags = kOpMultiRecv | kOpTagged;
+  b->op.iov[0] = {a, sizeof a};
+  b->op.iov[1] = {c, sizeof c};
+  b->op.iov_count = 2;
+  b->cap = 150;
+  m.post(b);
+  RecvEntry* s1 = m.match_posted(1, true, 0, 120);
+  ASSERT_NE(s1, nullptr);
+  ASSERT_EQ(s1->op.iov_count, 2u);        // spans both iovs
+  EXPECT_EQ(s1->op.iov[1].iov_base, c);
+  EXPECT_EQ(s1->op.iov[1].iov_len, 20u);
+  RecvEntry* s2 = m.match_posted(1, true, 0, 80);
+  ASSERT_NE(s2, nullptr);
+  EXPECT_EQ(s2->cap, 30u);                // truncated to what is left
+  EXPECT_TRUE(b->retired);
+  // Cancelling a retired buffer finds nothing; a withdrawn buffer with open slices waits.
+  EXPECT_FALSE(m.release(s2));
+  EXPECT_TRUE(m.release(s1));
+}
+
+TEST(Matcher, PeekClaimAndTakeClaimed) {
+  Matcher m(4, 1 << 20);
+  UnexEntry* u = m.new_unexpected(3, wire::kTagged, 0x42, 9, 10);
+  ASSERT_NE(u, nullptr);
+  RecvOp op;
+  op.flags = kOpTagged;
+  op.tag = 0x42;
+  EXPECT_EQ(m.find_unexpected(op), u);
+  EXPECT_EQ(m.find_unexpected(op), u);    // a peek leaves it queued
+  int ctx;
+  m.claim(u, &ctx);
+  EXPECT_EQ(m.find_unexpected(op), nullptr);  // claimed: out of matching
+  int other;
+  EXPECT_EQ(m.take_claimed(&other), nullptr);
+  EXPECT_EQ(m.take_claimed(&ctx), u);
+  EXPECT_EQ(m.take_claimed(&ctx), nullptr);
+  m.claim(u, &ctx);
+  EXPECT_EQ(m.unexpected_count(), 1u);    // the destructor frees claimed messages too
 }
 
 }  // namespace
