@@ -47,6 +47,7 @@ struct PeerAddrHash {
 // Precomputed per-peer lower headers / socket address; filled by PacketIo::resolve.
 struct Route {
   alignas(8) uint8_t bytes[64] = {};
+  bool loopback = false;  // the destination is this host (transport/loopback_io.hpp)
 };
 
 // Zero-copy pins (PacketIo::pin_open): 0 = none.

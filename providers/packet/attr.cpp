@@ -8,6 +8,7 @@ namespace pollfab::providers::packet {
 
 fi_info* make_info(core::InfoTemplate t) {
   t.caps = kTransportCaps;
+  t.domain_caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
   t.mr_mode = kTransportMrModes;
   t.iov_limit = transport::kMaxIov;
   return core::make_info(t);

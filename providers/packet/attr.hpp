@@ -10,7 +10,7 @@ namespace pollfab::providers::packet {
 
 // Caps the transport endpoints implement (RDM and DGRAM alike).
 constexpr uint64_t kTransportCaps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
-                                    FI_MULTI_RECV | FI_SOURCE | FI_REMOTE_COMM;
+                                    FI_MULTI_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
 // Memory registration modes the providers can work with (none is required).
 constexpr int kTransportMrModes = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 

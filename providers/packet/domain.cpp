@@ -35,6 +35,9 @@ void TransportDomain::attach_io(std::unique_ptr<transport::PacketIo> io) {
            name(),
            f.drop, f.dup, f.reorder, f.corrupt, f.seed);
   }
+  // FI_LOCAL_COMM: packets to this domain's own address loop back above the wire.
+  io_loopback_ = std::make_unique<transport::LoopbackIo>(*io_, local_name(0).host());
+  io_ = io_loopback_.get();
   if (cfg_.transport.assist_interval_us)
     assist_.start_assist("pollfab-assist", std::chrono::microseconds(cfg_.transport.assist_interval_us),
                          [this] {
@@ -61,6 +64,7 @@ void TransportDomain::release_io() noexcept {
     }
   }
   io_ = nullptr;
+  io_loopback_.reset();
   io_fault_.reset();  // frees the packets it holds through the provider's layer
   io_inner_.reset();
 }

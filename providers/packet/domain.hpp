@@ -1,8 +1,9 @@
 // TransportDomain: an OFI domain whose endpoints run pollfab's transport engine over one
 // PacketIo (a DPDK port queue pair, a UDP socket). Shared by the dpdk and udp providers; the
-// provider hands over its PacketIo (attach_io: the domain owns it from then on and, when the
-// config has faults, puts the fault layer transport::FaultIo over it) and supplies the local
-// name and the EAL/socket lifetime.
+// provider hands over its PacketIo (attach_io: the domain owns it from then on, puts the fault
+// layer transport::FaultIo over it when the config has faults, and the loopback layer
+// transport::LoopbackIo on top for FI_LOCAL_COMM) and supplies the local name and the
+// EAL/socket lifetime.
 //
 // Progress (FI_PROGRESS_MANUAL): progress() receives one burst, demultiplexes packets to
 // endpoints by the header's dst_ep (unknown ids are dropped and counted), runs the I/O layer's
@@ -27,6 +28,7 @@
 #include "providers/packet/stats.hpp"
 #include "transport/clock.hpp"
 #include "transport/fault_io.hpp"
+#include "transport/loopback_io.hpp"
 #include "transport/packet_io.hpp"
 
 namespace pollfab::providers::packet {
@@ -92,7 +94,8 @@ class TransportDomain : public core::Domain, public core::stats::Source {
   transport::SystemClock clock_;
   std::unique_ptr<transport::PacketIo> io_inner_;  // the provider's
   std::unique_ptr<transport::FaultIo> io_fault_;   // over io_inner_, when faults are configured
-  transport::PacketIo* io_ = nullptr;              // what the engines use
+  std::unique_ptr<transport::LoopbackIo> io_loopback_;  // over those: local traffic
+  transport::PacketIo* io_ = nullptr;              // what the engines use (the loopback layer)
   std::vector<TransportEndpoint*> eps_;  // index = ep id
   uint64_t drop_unknown_ep_ = 0;
 

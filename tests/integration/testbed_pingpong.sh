@@ -3,12 +3,14 @@
 # Usage: testbed_pingpong.sh BUILD_DIR LINK EP SIZES ITERS [VAR=VALUE ...]
 #   LINK tap|memif, EP rdm|dgram, SIZES as fi_pingpong -S (all or N), ITERS as -I.
 #   VAR=VALUE pairs are exported to both sides (e.g. FI_DPDK_FAULT_DROP=0.01).
+#   PINGPONG_MODE=msg|tagged (environment) selects fi_pingpong -m (default msg).
 # Creates the testbed (network namespaces) and always removes it, also on failure.
 set -euo pipefail
 build=$(cd "$1" && pwd); link=$2; ep=$3; sizes=$4; iters=$5; shift 5
 for kv in "$@"; do export "$kv"; done
 P="$build/apps/pollfab"
 limit=${PINGPONG_TIMEOUT:-600}
+mode=${PINGPONG_MODE:-msg}
 logs=$(mktemp -d)
 server_pid=""
 cleanup() {
@@ -20,12 +22,12 @@ cleanup() {
 trap cleanup EXIT
 "$P" testbed down >/dev/null 2>&1 || true
 "$P" testbed up --link "$link"
-timeout "$limit" "$P" testbed exec a -- fi_pingpong -p dpdk -e "$ep" -S "$sizes" -I "$iters" -c \
+timeout "$limit" "$P" testbed exec a -- fi_pingpong -p dpdk -e "$ep" -m "$mode" -S "$sizes" -I "$iters" -c \
   > "$logs/server" 2>&1 &
 server_pid=$!
 sleep 0.5
 set +e
-timeout "$limit" "$P" testbed exec b -- fi_pingpong -p dpdk -e "$ep" -S "$sizes" -I "$iters" -c \
+timeout "$limit" "$P" testbed exec b -- fi_pingpong -p dpdk -e "$ep" -m "$mode" -S "$sizes" -I "$iters" -c \
   "$("$P" testbed addr a)" > "$logs/client" 2>&1
 client_rc=$?
 wait "$server_pid"

@@ -1,0 +1,255 @@
+// fi_tagged(3) and fi_msg(3) receive semantics through the public API (pollfab's drop-in
+// libfabric.so.1): FI_LOCAL_COMM (an endpoint sending to itself and to another endpoint of its
+// domain), directed receives, FI_PEEK / FI_CLAIM / FI_DISCARD, fi_cancel, truncation,
+// selective completion, remote CQ data and fi_cq_readfrom sources, FI_MULTI_RECV with
+// FI_OPT_MIN_MULTI_RECV.
+#include <cstring>
+
+#include "tests/ofi/ofi_fixture.hpp"
+
+namespace pollfab::ofitest {
+namespace {
+
+constexpr uint64_t kCaps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV | FI_LOCAL_COMM |
+                           FI_REMOTE_COMM | FI_SOURCE | FI_MULTI_RECV;
+
+ssize_t tsend(Ep& from, fi_addr_t to, const void* buf, size_t len, uint64_t tag, void* ctx) {
+  ssize_t rc;
+  fi_cq_tagged_entry e;
+  while ((rc = fi_tsend(from.ep, buf, len, nullptr, to, tag, ctx)) == -FI_EAGAIN)
+    fi_cq_read(from.cq, &e, 0);
+  return rc;
+}
+
+// A peek-family fi_trecvmsg (no buffer unless given).
+ssize_t trecvmsg(Ep& ep, void* buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore,
+                 void* ctx, uint64_t flags) {
+  iovec iov{buf, len};
+  fi_msg_tagged m{};
+  m.msg_iov = buf ? &iov : nullptr;
+  m.iov_count = buf ? 1 : 0;
+  m.addr = src;
+  m.tag = tag;
+  m.ignore = ignore;
+  m.context = ctx;
+  return fi_trecvmsg(ep.ep, &m, flags);
+}
+
+// Sends and waits for the send completion.
+void send_and_complete(Ep& from, fi_addr_t to, const std::string& s, uint64_t tag) {
+  fi_context ctx;
+  ASSERT_EQ(tsend(from, to, s.data(), s.size(), tag, &ctx), 0);
+  fi_cq_tagged_entry e;
+  ASSERT_EQ(Ofi::wait(from.cq, e), 1);
+  EXPECT_EQ(e.op_context, &ctx);
+  EXPECT_EQ(e.flags, FI_SEND | FI_TAGGED);
+}
+
+TEST(OfiTagged, LocalCommToItselfAndToAnotherEndpointOfTheDomain) {
+  Ofi f(kCaps);
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE(f.info()->caps & FI_LOCAL_COMM);
+  Ep& a = f.add_ep();
+  Ep& b = f.add_ep();
+  char buf[64] = {};
+  fi_context rctx;
+  ASSERT_EQ(fi_trecv(a.ep, buf, sizeof buf, nullptr, FI_ADDR_UNSPEC, 7, 0, &rctx), 0);
+  fi_context sctx;
+  ASSERT_EQ(tsend(a, a.self, "to myself", 9, 7, &sctx), 0);
+  // One CQ sees both sides: the send and the receive completion, in either order.
+  fi_cq_tagged_entry e;
+  fi_addr_t src = FI_ADDR_NOTAVAIL;
+  bool got_send = false, got_recv = false;
+  for (int i = 0; i < 2; ++i) {
+    fi_addr_t from = FI_ADDR_NOTAVAIL;
+    ASSERT_EQ(Ofi::wait(a.cq, e, nullptr, &from), 1);
+    if (e.flags & FI_SEND) {
+      got_send = true;
+      EXPECT_EQ(e.op_context, &sctx);
+      continue;
+    }
+    got_recv = true;
+    src = from;
+    EXPECT_EQ(e.op_context, &rctx);
+    EXPECT_EQ(e.len, 9u);
+    EXPECT_EQ(e.tag, 7u);
+  }
+  EXPECT_TRUE(got_send && got_recv);
+  EXPECT_EQ(std::string(buf, 9), "to myself");
+  EXPECT_EQ(src, a.self);  // FI_SOURCE
+  ASSERT_EQ(fi_trecv(b.ep, buf, sizeof buf, nullptr, a.self, 8, 0, &rctx), 0);  // directed
+  send_and_complete(a, b.self, "to b", 8);
+  ASSERT_EQ(Ofi::wait(b.cq, e, nullptr, &src), 1);
+  EXPECT_EQ(std::string(buf, 4), "to b");
+  EXPECT_EQ(src, a.self);
+}
+
+TEST(OfiTagged, DirectedReceiveTakesOnlyItsSource) {
+  Ofi f(kCaps);
+  ASSERT_TRUE(f.ok());
+  Ep& r = f.add_ep();
+  Ep& s1 = f.add_ep();
+  Ep& s2 = f.add_ep();
+  send_and_complete(s1, r.self, "one", 5);
+  send_and_complete(s2, r.self, "two", 5);
+  char buf[8] = {};
+  fi_context c;
+  ASSERT_EQ(fi_trecv(r.ep, buf, sizeof buf, nullptr, s2.self, 5, 0, &c), 0);
+  fi_cq_tagged_entry e;
+  ASSERT_EQ(Ofi::wait(r.cq, e), 1);
+  EXPECT_EQ(std::string(buf, 3), "two");  // s1's earlier message is not its source
+  ASSERT_EQ(fi_trecv(r.ep, buf, sizeof buf, nullptr, FI_ADDR_UNSPEC, 5, 0, &c), 0);
+  ASSERT_EQ(Ofi::wait(r.cq, e), 1);
+  EXPECT_EQ(std::string(buf, 3), "one");
+}
+
+TEST(OfiTagged, PeekClaimDiscardAndTheMissError) {
+  Ofi f(kCaps);
+  ASSERT_TRUE(f.ok());
+  Ep& r = f.add_ep();
+  Ep& s = f.add_ep();
+  fi_context pctx;
+  fi_cq_tagged_entry e;
+  fi_cq_err_entry err{};
+  // A miss is an FI_ENOMSG error completion.
+  ASSERT_EQ(trecvmsg(r, nullptr, 0, FI_ADDR_UNSPEC, 0x10, 0, &pctx, FI_PEEK), 0);
+  ASSERT_EQ(Ofi::wait(r.cq, e, &err), -FI_EAVAIL);
+  EXPECT_EQ(err.err, FI_ENOMSG);
+  EXPECT_EQ(err.op_context, &pctx);
+
+  send_and_complete(s, r.self, "first", 0x10);
+  send_and_complete(s, r.self, "second!", 0x11);
+  send_and_complete(s, r.self, "third", 0x12);
+  // Peek (ignore mask 0x3 covers all three): the first, which stays queued.
+  ASSERT_EQ(trecvmsg(r, nullptr, 0, FI_ADDR_UNSPEC, 0x10, 0x3, &pctx, FI_PEEK), 0);
+  ASSERT_EQ(Ofi::wait(r.cq, e), 1);
+  EXPECT_EQ(e.len, 5u);
+  EXPECT_EQ(e.tag, 0x10u);
+  EXPECT_EQ(e.flags & (FI_RECV | FI_TAGGED), FI_RECV | FI_TAGGED);
+  // Peek|claim the first, then the same context claims it into a buffer.
+  fi_context cctx;
+  ASSERT_EQ(trecvmsg(r, nullptr, 0, s.self, 0x10, 0x3, &cctx, FI_PEEK | FI_CLAIM), 0);
+  ASSERT_EQ(Ofi::wait(r.cq, e), 1);
+  EXPECT_EQ(e.tag, 0x10u);
+  // Peek|discard now finds the second (the first is claimed) and drops it.
+  ASSERT_EQ(trecvmsg(r, nullptr, 0, FI_ADDR_UNSPEC, 0x10, 0x3, &pctx, FI_PEEK | FI_DISCARD), 0);
+  ASSERT_EQ(Ofi::wait(r.cq, e), 1);
+  EXPECT_EQ(e.tag, 0x11u);
+  char buf[16] = {};
+  ASSERT_EQ(trecvmsg(r, buf, sizeof buf, FI_ADDR_UNSPEC, 0x10, 0x3, &cctx, FI_CLAIM), 0);
+  ASSERT_EQ(Ofi::wait(r.cq, e), 1);
+  EXPECT_EQ(e.op_context, &cctx);
+  EXPECT_EQ(std::string(buf, e.len), "first");
+  // A claim with no claimed message is refused at the call.
+  EXPECT_EQ(trecvmsg(r, buf, sizeof buf, FI_ADDR_UNSPEC, 0x10, 0x3, &cctx, FI_CLAIM), -FI_EINVAL);
+  // The third is still there; the discarded second is gone.
+  ASSERT_EQ(fi_trecv(r.ep, buf, sizeof buf, nullptr, FI_ADDR_UNSPEC, 0x10, 0x3, &pctx), 0);
+  ASSERT_EQ(Ofi::wait(r.cq, e), 1);
+  EXPECT_EQ(std::string(buf, e.len), "third");
+  EXPECT_TRUE(Ofi::quiet(r.cq));
+}
+
+TEST(OfiTagged, CancelTruncationAndCqData) {
+  Ofi f(kCaps);
+  ASSERT_TRUE(f.ok());
+  EXPECT_GE(f.info()->domain_attr->cq_data_size, 8u);
+  Ep& r = f.add_ep();
+  Ep& s = f.add_ep();
+  char buf[4];
+  fi_context c1, c2;
+  ASSERT_EQ(fi_trecv(r.ep, buf, sizeof buf, nullptr, FI_ADDR_UNSPEC, 1, 0, &c1), 0);
+  ASSERT_EQ(fi_cancel(&r.ep->fid, &c1), 0);
+  fi_cq_tagged_entry e;
+  fi_cq_err_entry err{};
+  ASSERT_EQ(Ofi::wait(r.cq, e, &err), -FI_EAVAIL);
+  EXPECT_EQ(err.err, FI_ECANCELED);
+  EXPECT_EQ(err.op_context, &c1);
+  EXPECT_EQ(fi_cancel(&r.ep->fid, &c1), -FI_ENOENT);
+  // Truncation: 10 bytes into 4.
+  ASSERT_EQ(fi_trecv(r.ep, buf, sizeof buf, nullptr, FI_ADDR_UNSPEC, 2, 0, &c2), 0);
+  send_and_complete(s, r.self, "0123456789", 2);
+  ASSERT_EQ(Ofi::wait(r.cq, e, &err), -FI_EAVAIL);
+  EXPECT_EQ(err.err, FI_ETRUNC);
+  EXPECT_EQ(err.len, 4u);
+  EXPECT_EQ(err.olen, 6u);
+  EXPECT_EQ(std::string(buf, 4), "0123");
+  // Remote CQ data (8 bytes).
+  char big[8];
+  ASSERT_EQ(fi_trecv(r.ep, big, sizeof big, nullptr, FI_ADDR_UNSPEC, 3, 0, &c2), 0);
+  fi_context sc;
+  ASSERT_EQ(fi_tsenddata(s.ep, "xy", 2, nullptr, 0x1122334455667788ull, r.self, 3, &sc), 0);
+  ASSERT_EQ(Ofi::wait(r.cq, e), 1);
+  EXPECT_TRUE(e.flags & FI_REMOTE_CQ_DATA);
+  EXPECT_EQ(e.data, 0x1122334455667788ull);
+  ASSERT_EQ(Ofi::wait(s.cq, e), 1);
+}
+
+TEST(OfiTagged, SelectiveCompletionReportsOnlyWhatAsksForIt) {
+  Ofi f(kCaps);
+  ASSERT_TRUE(f.ok());
+  Ep& r = f.add_ep();
+  Ep& s = f.add_ep(FI_SELECTIVE_COMPLETION);
+  char buf[8];
+  fi_context rc;
+  ASSERT_EQ(fi_trecv(r.ep, buf, sizeof buf, nullptr, FI_ADDR_UNSPEC, 9, 0, &rc), 0);
+  iovec iov{const_cast<char*>("ack"), 3};
+  fi_msg_tagged m{};
+  m.msg_iov = &iov;
+  m.iov_count = 1;
+  m.addr = r.self;
+  m.tag = 9;
+  ASSERT_EQ(fi_tsendmsg(s.ep, &m, 0), 0);  // Open MPI's Ssend ack: no completion wanted
+  fi_cq_tagged_entry e;
+  ASSERT_EQ(Ofi::wait(r.cq, e), 1);
+  EXPECT_TRUE(Ofi::quiet(s.cq));
+  fi_context sc;
+  m.context = &sc;
+  ASSERT_EQ(fi_trecv(r.ep, buf, sizeof buf, nullptr, FI_ADDR_UNSPEC, 9, 0, &rc), 0);
+  ASSERT_EQ(fi_tsendmsg(s.ep, &m, FI_COMPLETION), 0);
+  ASSERT_EQ(Ofi::wait(s.cq, e), 1);
+  EXPECT_EQ(e.op_context, &sc);
+  ASSERT_EQ(Ofi::wait(r.cq, e), 1);
+}
+
+TEST(OfiMsg, MultiRecvBufferTakesSeveralMessagesAndReleasesOnce) {
+  Ofi f(kCaps);
+  ASSERT_TRUE(f.ok());
+  Ep& r = f.add_ep();
+  Ep& s = f.add_ep();
+  size_t min = 0, len = sizeof min;
+  ASSERT_EQ(fi_getopt(&r.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, &len), 0);
+  EXPECT_GT(min, 0u);
+  min = 100;
+  ASSERT_EQ(fi_setopt(&r.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, sizeof min), 0);
+  EXPECT_EQ(fi_setopt(&r.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, 1), -FI_EINVAL);
+  std::vector<char> pool(400);
+  iovec iov{pool.data(), pool.size()};
+  fi_msg m{};
+  m.msg_iov = &iov;
+  m.iov_count = 1;
+  m.addr = FI_ADDR_UNSPEC;
+  fi_context mctx;
+  m.context = &mctx;
+  ASSERT_EQ(fi_recvmsg(r.ep, &m, FI_MULTI_RECV), 0);
+  std::vector<std::string> msgs = {std::string(120, 'a'), std::string(150, 'b'), std::string(60, 'c')};
+  for (auto& s_ : msgs) {
+    fi_context sc;
+    ASSERT_EQ(fi_send(s.ep, s_.data(), s_.size(), nullptr, r.self, &sc), 0);
+    fi_cq_tagged_entry e;
+    ASSERT_EQ(Ofi::wait(s.cq, e), 1);
+  }
+  size_t off = 0;
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    fi_cq_tagged_entry e;
+    ASSERT_EQ(Ofi::wait(r.cq, e), 1);
+    EXPECT_EQ(e.op_context, &mctx);
+    EXPECT_EQ(e.buf, pool.data() + off);
+    EXPECT_EQ(std::string(static_cast<char*>(e.buf), e.len), msgs[i]);
+    // 400 - 120 - 150 = 130 free after two (>= 100 stays); 70 after three: released.
+    EXPECT_EQ(bool(e.flags & FI_MULTI_RECV), i == 2) << i;
+    off += e.len;
+  }
+}
+
+}  // namespace
+}  // namespace pollfab::ofitest
