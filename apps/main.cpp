@@ -1,4 +1,7 @@
 // The pollfab command: info, run, testbed, pingpong.
+#include <algorithm>
+#include <string>
+#include <vector>
 #include <CLI/CLI.hpp>
 
 #include "apps/info.hpp"
@@ -29,11 +32,13 @@ int main(int argc, char** argv) {
   c_run->add_option("cmd", run.cmd, "command and arguments (after --)")->required();
 
   TestbedArgs tb;
-  auto* c_tb = app.add_subcommand("testbed", "NIC-less two-host testbed in network namespaces");
+  auto* c_tb = app.add_subcommand("testbed", "NIC-less testbed hosts in network namespaces");
   c_tb->require_subcommand(1);
-  auto* tb_up = c_tb->add_subcommand("up", "create hosts a and b");
+  auto* tb_up = c_tb->add_subcommand("up", "create hosts a, b, ...");
   tb_up->add_option("--link", tb.link, "DPDK data path: tap (default) or memif")
       ->check(CLI::IsMember({"tap", "memif"}));
+  tb_up->add_option("--hosts", tb.hosts, "number of hosts, 2..8 (default 2; memif: 2)")
+      ->check(CLI::Range(2, 8));
   c_tb->add_subcommand("down", "remove everything the testbed created");
   c_tb->add_subcommand("status", "show the testbed");
   auto* tb_addr = c_tb->add_subcommand("addr", "print the bootstrap address of HOST");
@@ -41,12 +46,36 @@ int main(int argc, char** argv) {
   auto* tb_exec = c_tb->add_subcommand("exec", "run CMD as HOST on pollfab with HOST's config");
   tb_exec->add_option("host", tb.host, "a or b")->required();
   tb_exec->add_option("cmd", tb.cmd, "command and arguments (after --)")->required();
+  auto* tb_mpi = c_tb->add_subcommand(
+      "mpirun", "run an MPI program across the hosts (Open MPI's mpirun, ranks on pollfab)");
+  tb_mpi->add_option("-n,--np", tb.np, "ranks (default 2; mpirun's spelling -np works too)")->check(CLI::PositiveNumber);
+  tb_mpi->add_option("--per-host", tb.per_host, "ranks per host, each with its own port (default 1)")
+      ->check(CLI::PositiveNumber);
+  tb_mpi->add_option("--provider", tb.provider, "pollfab provider: dpdk (default) or udp")
+      ->check(CLI::IsMember({"dpdk", "udp"}));
+  tb_mpi->add_flag("--btl", tb.btl, "one-sided path: pml ob1, btl ofi (RMA), osc rdma");
+  tb_mpi->add_option("--mca", tb.mca, "KEY VALUE for mpirun (repeatable)")->expected(2)
+      ->take_all()->allow_extra_args(false);
+  tb_mpi->add_option("cmd", tb.cmd, "program and arguments (after --)")->required();
+  auto* tb_rank = c_tb->add_subcommand("rank", "(run by mpirun) a rank on its host's data-path slot");
+  tb_rank->add_option("cmd", tb.cmd, "program and arguments (after --)")->required();
 
   PingpongArgs pp;
   auto* c_pp = app.add_subcommand("pingpong", "latency/bandwidth ping-pong (server, or client to ADDR)");
   add_pingpong_options(*c_pp, pp);
 
-  CLI11_PARSE(app, argc, argv);
+  // mpirun's spelling `-np N` (one dash, two letters) is not a CLI11 name: read it as --np.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (auto& w : args) {
+    if (w == "--") break;
+    if (w == "-np") w = "--np";
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
   if (c_info->parsed()) return info_main(info);
   if (c_run->parsed()) return run_main(run);
   if (c_tb->parsed()) {

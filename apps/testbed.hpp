@@ -1,3 +1,5 @@
+// `pollfab testbed`: NIC-less hosts in network namespaces (apps/testbed.cpp: up, down, status,
+// addr, exec) and MPI across them (apps/testbed_mpi.cpp: mpirun, rank).
 #pragma once
 #include <string>
 #include <vector>
@@ -5,11 +7,22 @@
 namespace pollfab::apps {
 
 struct TestbedArgs {
-  std::string action;  // up | down | status | addr | exec
+  std::string action;  // up | down | status | addr | exec | mpirun | rank
   std::string link = "tap";
-  std::string host;
-  std::vector<std::string> cmd;
+  int hosts = 2;                  // up: hosts a, b, ... (2..8)
+  std::string host;               // addr, exec
+  std::vector<std::string> cmd;   // exec, mpirun, rank: command and arguments
+  // mpirun
+  int np = 2;                     // ranks
+  int per_host = 1;               // ranks per host (each with its own data-path port)
+  std::string provider = "dpdk";  // dpdk | udp
+  bool btl = false;               // one-sided path: pml ob1 + btl ofi + osc rdma
+  std::vector<std::string> mca;   // KEY VALUE pairs passed to mpirun as --mca KEY VALUE
 };
 int testbed_main(const TestbedArgs& a);
+// Runs Debian's mpirun from host a with ranks spread over the hosts (testbed_mpi.cpp).
+int mpirun_main(const TestbedArgs& a);
+// Per-rank wrapper mpirun starts: picks the rank's data-path slot config, then execs a.cmd.
+int rank_main(const TestbedArgs& a);
 
 }  // namespace pollfab::apps

@@ -12,6 +12,7 @@ PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   clang-14 libclang-rt-14-dev
   iproute2 procps util-linux binutils
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()

@@ -1,0 +1,148 @@
+// `pollfab testbed mpirun` and `pollfab testbed rank`: Open MPI (Debian's mpirun, unmodified)
+// across testbed hosts, every rank on pollfab's drop-in libfabric with a data-path port of its
+// own (TESTBED.md "Open MPI across testbed hosts"; CLIENTS.md section 4 for the MCA choices).
+//
+// mpirun runs in host a's namespace. It starts its daemons (orted) through STATE/rsh-agent.sh,
+// an ssh stand-in that runs the daemon's command line as `pollfab testbed exec HOST -- bash -c`;
+// the daemons reach mpirun over the hosts' bootstrap addresses (ctl0). Each rank runs as
+// `pollfab testbed rank -- PROGRAM ARGS`, which sets POLLFAB_CONFIG to the slot of its host
+// given by OMPI_COMM_WORLD_LOCAL_RANK (so K ranks of one host use K ports) and execs PROGRAM.
+// Paths: two-sided, pml cm + mtl ofi; with --btl, the one-sided path: pml ob1 with btl ofi
+// (RMA and atomics) beside btl tcp for two-sided traffic, osc rdma over btl ofi.
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "apps/common/proc.hpp"
+#include "apps/testbed.hpp"
+#include "apps/testbed_topology.hpp"
+
+namespace pollfab::apps {
+
+using namespace testbed;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string self_exe() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, size_t(n)) : std::string("pollfab");
+}
+
+// The ssh stand-in: drops ssh's options, then runs the remaining words in the testbed host.
+std::string write_rsh_agent() {
+  const std::string path = std::string(kStateDir) + "/rsh-agent.sh";
+  std::ofstream f(path);
+  f << "#!/bin/bash\n"
+       "# ssh stand-in for mpirun (plm_rsh_agent), written by `pollfab testbed mpirun`\n"
+       "while [ $# -gt 0 ]; do\n"
+       "  case \"$1\" in\n"
+       "    -o|-p|-l|-i|-F) shift 2 ;;\n"
+       "    -*) shift ;;\n"
+       "    *) break ;;\n"
+       "  esac\n"
+       "done\n"
+       "host=$1; shift\n"
+       "exec "
+    << self_exe() << " testbed exec \"$host\" -- bash -c \"$*\"\n";
+  f.close();
+  fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
+  return path;
+}
+
+}  // namespace
+
+int mpirun_main(const TestbedArgs& a) {
+  State st;
+  if (!read_state(st)) {
+    fprintf(stderr, "pollfab testbed mpirun: the testbed is not up (pollfab testbed up)\n");
+    return 1;
+  }
+  if (a.cmd.empty()) {
+    fprintf(stderr, "pollfab testbed mpirun: no program (-- PROGRAM [ARGS])\n");
+    return 2;
+  }
+  if (a.np < 1 || a.per_host < 1 || a.per_host > st.slots) {
+    fprintf(stderr, "pollfab testbed mpirun: -np %d --per-host %d: need np >= 1 and 1 <= per-host <= %d "
+            "(data-path ports per host on the %s link)\n", a.np, a.per_host, st.slots, st.link.c_str());
+    return 2;
+  }
+  const int hosts = (a.np + a.per_host - 1) / a.per_host;
+  if (hosts > st.hosts) {
+    fprintf(stderr, "pollfab testbed mpirun: %d ranks at %d per host need %d hosts; the testbed has %d "
+            "(pollfab testbed up --hosts N)\n", a.np, a.per_host, hosts, st.hosts);
+    return 2;
+  }
+  if (a.provider != "dpdk" && a.provider != "udp") {
+    fprintf(stderr, "pollfab testbed mpirun: --provider %s: dpdk or udp\n", a.provider.c_str());
+    return 2;
+  }
+  if (a.mca.size() % 2) {
+    fprintf(stderr, "pollfab testbed mpirun: --mca takes KEY VALUE\n");
+    return 2;
+  }
+  std::string host_list;
+  for (int h = 0; h < hosts; ++h)
+    host_list += (h ? "," : "") + host_name(h) + ":" + std::to_string(a.per_host);
+  std::vector<std::string> argv{"ip", "netns", "exec", host_ns(0), "mpirun",
+                                "--allow-run-as-root", "--oversubscribe",
+                                "-np", std::to_string(a.np), "--host", host_list,
+                                // Hosts share the machine's cores: binding every host's first
+                                // rank to core 0 would stack them on one core.
+                                "--bind-to", "none"};
+  auto mca = [&](const std::string& k, const std::string& v) {
+    argv.insert(argv.end(), {"--mca", k, v});
+  };
+  mca("plm_rsh_agent", write_rsh_agent());
+  mca("plm_rsh_no_tree_spawn", "1");
+  mca("oob_tcp_if_include", "ctl0");
+  if (a.btl) {
+    mca("pml", "ob1");
+    mca("btl", "ofi,tcp,self");
+    mca("btl_tcp_if_include", "ctl0");
+    mca("btl_ofi_provider_include", a.provider);
+    mca("osc", "rdma");
+    mca("osc_rdma_btls", "ofi");
+  } else {
+    mca("pml", "cm");
+    mca("mtl", "ofi");
+    mca("mtl_ofi_provider_include", a.provider);
+  }
+  // Busy-polling ranks share the machine's cores: let idle ones yield.
+  mca("mpi_yield_when_idle", "1");
+  for (size_t i = 0; i + 1 < a.mca.size(); i += 2) mca(a.mca[i], a.mca[i + 1]);
+  argv.insert(argv.end(), {self_exe(), "testbed", "rank", "--"});
+  argv.insert(argv.end(), a.cmd.begin(), a.cmd.end());
+  std::string shown;
+  for (const auto& w : argv) shown += (shown.empty() ? "" : " ") + w;
+  fprintf(stderr, "pollfab testbed mpirun: %s\n", shown.c_str());
+  return run_cmd(argv);
+}
+
+int rank_main(const TestbedArgs& a) {
+  const char* host = std::getenv("POLLFAB_TESTBED_HOST");
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  const int h = host ? host_index(host) : -1;
+  const int slot = local ? std::atoi(local) : 0;
+  if (h < 0 || a.cmd.empty()) {
+    fprintf(stderr, "pollfab testbed rank: run by `pollfab testbed mpirun` (POLLFAB_TESTBED_HOST unset)\n");
+    return 2;
+  }
+  const std::string cfg = config_path(h, slot);
+  if (!fs::exists(cfg)) {
+    fprintf(stderr, "pollfab testbed rank: host %s has no data-path slot %d (%s)\n", host, slot,
+            cfg.c_str());
+    return 2;
+  }
+  setenv("POLLFAB_CONFIG", cfg.c_str(), 1);
+  return exec_cmd(a.cmd);
+}
+
+}  // namespace pollfab::apps
