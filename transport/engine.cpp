@@ -24,13 +24,19 @@ Engine::Engine(const EngineConfig& cfg, PacketIo& io, Clock& clock, CompletionSi
   if (!cfg_.reliable) cfg_.max_msg_size = std::min<uint64_t>(cfg_.max_msg_size, seg_bytes_);
   cfg_.max_msg_size = std::min<uint64_t>(cfg_.max_msg_size, 0xffffffffull);
   cfg_.inject_size = std::min<uint32_t>(cfg_.inject_size, uint32_t(cfg_.max_msg_size));
-  send_pool_.reset(std::max<uint32_t>(cfg_.tx_size, 1));
-  // One inject buffer per send slot, so an inject never waits for a buffer.
-  inject_arena_ = std::make_unique<uint8_t[]>(size_t(send_pool_.capacity()) * cfg_.inject_size + 1);
+  cfg_.tx_size = std::clamp<uint32_t>(cfg_.tx_size, 1, 0xffff);  // RMA op ids: 16-bit index
+  send_pool_.reset(cfg_.tx_size + kAnswerReserve);
+  // One buffer per send slot, so an inject never waits for a buffer; atomics (operand and
+  // compare, or the answer's previous values) use it too.
+  inject_slot_bytes_ = std::max<uint32_t>(cfg_.inject_size, 2 * kMaxAtomicBytes);
+  inject_arena_ = std::make_unique<uint8_t[]>(size_t(send_pool_.capacity()) * inject_slot_bytes_);
   std::vector<SendMsg*> all;
   while (SendMsg* m = send_pool_.get()) all.push_back(m);
-  for (size_t i = 0; i < all.size(); ++i) all[i]->inject = inject_arena_.get() + i * cfg_.inject_size;
+  for (size_t i = 0; i < all.size(); ++i) all[i]->inject = inject_arena_.get() + i * inject_slot_bytes_;
   for (auto it = all.rbegin(); it != all.rend(); ++it) send_pool_.put(*it);
+  rma_slots_.resize(cfg_.tx_size);
+  rma_free_.reserve(cfg_.tx_size);
+  for (uint32_t i = cfg_.tx_size; i-- > 0;) rma_free_.push_back(i);
 }
 
 Engine::~Engine() {
@@ -173,7 +179,7 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
   PeerId pid = last_rx_peer_;
   if (pid == kNoPeer || !(peers_[pid]->addr == a)) {
     pid = find_peer(a);
-    if (pid == kNoPeer && h.type == wire::Type::Data) {
+    if (pid == kNoPeer && wire::carries_psn(h.type)) {
       try { pid = create_peer(a); } catch (...) { pid = kNoPeer; }
     }
     if (pid == kNoPeer) {

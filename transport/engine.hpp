@@ -71,6 +71,7 @@
 #include "transport/clock.hpp"
 #include "transport/congestion.hpp"
 #include "transport/matcher.hpp"
+#include "transport/mr_lookup.hpp"
 #include "transport/ops.hpp"
 #include "transport/packet_io.hpp"
 #include "transport/wire.hpp"
@@ -125,6 +126,11 @@ struct EngineStats {
   uint64_t cc_decreases = 0;    // congestion window decreases (delay above target, timeouts)
   uint64_t rack_retx_events = 0;// retransmissions decided by time (a later packet arrived)
   uint64_t zc_tx_pkts = 0;      // data packets whose payload was attached, not copied (zero copy)
+  uint64_t rma_ops = 0;         // RMA operations (writes, reads) we started
+  uint64_t atomic_ops = 0;      // atomic operations we started
+  uint64_t rma_served = 0;      // peers' RMA requests we served (writes and reads)
+  uint64_t atomic_served = 0;   // peers' atomic requests we served
+  uint64_t rma_rejected = 0;    // peers' requests refused (key, range, access, op, datatype)
 };
 
 // Per-peer counters and protocol state, a snapshot (Engine::peer_stats).
@@ -186,6 +192,16 @@ class Engine {
   // Returns Ok, NoResource, Invalid (bad peer or iov count; kOpClaim without a reserved
   // message).
   Status recv(const RecvOp& op) noexcept;
+  // Starts an RMA or atomic operation (fi_rma(3), fi_atomic(3)); it completes through the sink
+  // (kCompRma or kCompAtomic, with kCompRead or kCompWrite) once the target has answered:
+  // Ok, or the target's refusal (Invalid: unknown key; Permission: range or access;
+  // NotSupported: op/datatype), or TimedOut/IoError if the peer fails. Returns Ok (accepted),
+  // NoResource (retry after progress), TooBig (length > max_msg_size, inject > inject_size,
+  // atomic operand > kMaxAtomicBytes), NotSupported (datagram engine, invalid op/datatype),
+  // Invalid (unknown peer, too many iovs, operand/compare/result sizes not count elements).
+  Status rma(const RmaOp& op) noexcept;
+  // The target side's region lookup (nullptr: every request is refused with Invalid).
+  void set_mr_lookup(MrLookup* mr) noexcept { mr_ = mr; }
   // Cancels the posted (not yet matched) receive with this context: it completes with
   // Status::Canceled. Returns false if no such receive is waiting (fi_cancel(3)).
   bool cancel_recv(void* context) noexcept;
@@ -224,11 +240,14 @@ class Engine {
 
   static constexpr uint32_t kInlineUnexpectedBytes = UnexEntry::kInlineBytes;
   static constexpr uint32_t kTxQueue = 64;
+  // Send slots beyond tx_size, kept for answers to peers' RMA/atomic requests.
+  static constexpr uint32_t kAnswerReserve = 64;
 
  private:
   struct SendMsg;
   struct TxSlot;
   struct Peer;
+  struct RmaSlot;
 
   Peer& P(PeerId id) noexcept { return *peers_[id]; }
 
@@ -281,6 +300,28 @@ class Engine {
   // A packet addressed to an earlier incarnation of this engine (dst_epoch stale).
   void on_stale_epoch(const PeerAddr& a, const wire::Header& h) noexcept;
 
+  // queues m behind p's other sends and sends what the windows allow (segmentation.cpp)
+  void queue_msg(Peer& p, SendMsg* m) noexcept;
+  // payload bytes per segment of m (less the RMA extension header for RMA types)
+  uint32_t seg_cap(const SendMsg& m) const noexcept;
+
+  // RMA and atomics (rma.cpp)
+  bool on_rma(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
+  bool serve_write(Peer& p, PeerId pid, const wire::Header& h, const wire::RmaExt& e,
+                   const uint8_t* data, uint32_t len) noexcept;
+  bool serve_read(Peer& p, PeerId pid, const wire::RmaExt& e) noexcept;
+  bool serve_atomic(Peer& p, PeerId pid, const wire::Header& h, const wire::RmaExt& e,
+                    const uint8_t* data, uint32_t len) noexcept;
+  void on_answer(const wire::Header& h, const wire::RmaExt& e, const uint8_t* data,
+                 uint32_t len) noexcept;
+  SendMsg* new_answer(PeerId pid, uint32_t op_id) noexcept;
+  Status resolve(uint64_t key, uint64_t addr, uint64_t len, uint32_t access, uint8_t** out,
+                 void** region) noexcept;
+  void remote_event(PeerId pid, uint32_t flags, uint64_t len, uint64_t cq_data) noexcept;
+  void rma_request_done(SendMsg* m, Status st) noexcept;
+  void finish_rma(RmaSlot& s) noexcept;
+  void fail_rma(PeerId pid, Status st) noexcept;
+
   // receive posting and completions (receive.cpp)
   void post_multi_recv(RecvEntry* b) noexcept;
   Status peek(const RecvOp& op) noexcept;
@@ -326,8 +367,12 @@ class Engine {
   SendMsg* pinned_head_ = nullptr;  // done sends waiting for the I/O layer to unpin their memory
   SendMsg* pinned_tail_ = nullptr;
   uint32_t zc_min_ = UINT32_MAX;    // io_.zero_copy_min_bytes()
+  uint32_t inject_slot_bytes_ = 0;  // each send slot's inject buffer
   std::unique_ptr<uint8_t[]> inject_arena_;
   Matcher matcher_;
+  MrLookup* mr_ = nullptr;
+  std::vector<RmaSlot> rma_slots_;
+  std::vector<uint32_t> rma_free_;  // free RmaSlot indexes
 
   PacketBuf txq_[kTxQueue];
   uint16_t txq_len_ = 0;

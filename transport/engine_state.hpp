@@ -11,9 +11,17 @@
 
 namespace pollfab::transport {
 
-// One message being sent: queued, segmented, in flight, until all its packets are acked.
+// One message being sent: queued, segmented, in flight, until all its packets are acked. An
+// application's send (Origin::App), the request of an RMA/atomic operation (Origin::Rma: its
+// RmaSlot completes when the answer is in too), or the engine's answer to a peer's request
+// (Origin::Answer: no completion).
 struct Engine::SendMsg {
+  enum class Origin : uint8_t { App, Rma, Answer };
   SendOp op;
+  wire::Type type = wire::Type::Data;
+  wire::RmaExt ext;          // RMA/atomic types: the extension header of every segment
+  Origin origin = Origin::App;
+  uint32_t rma_slot = 0;     // Origin::Rma
   uint64_t len = 0;
   uint32_t next_offset = 0;  // bytes already cut into segments
   Seq32 last_psn;            // PSN of the final segment, valid once segmented
@@ -22,6 +30,18 @@ struct Engine::SendMsg {
   SendMsg* next = nullptr;   // peer FIFO; then the pinned list
   PinId pin = kNoPin;        // zero copy: segments attached from op.iov under this pin
   Status status = Status::Ok;  // the result, while the completion waits for the pin
+};
+
+// An RMA/atomic operation of ours, from its request until both the request is acknowledged
+// (its SendMsg finished) and the target's answer arrived (rma.cpp).
+struct Engine::RmaSlot {
+  RmaOp op;
+  uint32_t id = 0;           // wire op_id: generation << 16 | index
+  uint64_t len = 0;          // bytes written / read, or the atomic's operand bytes
+  Status status = Status::Ok;
+  bool in_use = false;
+  bool request_done = false; // the request's SendMsg finished
+  bool answered = false;     // the answer arrived (or the operation failed without one)
 };
 
 // A sent, not yet cumulatively acknowledged packet (reliability: the SACK scoreboard).
@@ -67,6 +87,13 @@ struct Engine::Peer {
   UnexEntry* cur_unex = nullptr;      // ... or into an unexpected buffer
   uint32_t cur_msg_len = 0, cur_flags = 0;
   uint64_t cur_tag = 0, cur_data = 0;
+  // an RMA write being received (rma.cpp): its answer (reserved at the first segment), the
+  // verdict of the MR check and where the data goes
+  SendMsg* rma_answer = nullptr;
+  Status rma_status = Status::Ok;
+  uint8_t* rma_base = nullptr;
+  void* rma_region = nullptr;
+  uint32_t rma_pending = 0;           // our RMA/atomic operations to this peer not yet finished
   uint64_t data_rx_ns = 0;            // newest data packet's arrival (ack_delay_ns)
   uint16_t adv_credits = 0;           // credits last advertised (flow_control.hpp)
   uint32_t ack_pending = 0;           // packets received but not yet acknowledged

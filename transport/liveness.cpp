@@ -38,7 +38,7 @@ bool Engine::check_epoch(Peer& p, PeerId pid, uint32_t src_epoch) noexcept {
 void Engine::on_stale_epoch(const PeerAddr& a, const wire::Header& h) noexcept {
   // Tell the sender we restarted (an ACK with our epoch resets its state for us), so its
   // pending sends fail at once instead of being retransmitted forever.
-  if (h.type != wire::Type::Data) return;
+  if (!wire::carries_psn(h.type)) return;
   PeerId sp = find_peer(a);
   if (sp == kNoPeer) {
     try { sp = create_peer(a); } catch (...) { sp = kNoPeer; }
@@ -68,12 +68,17 @@ void Engine::reset_peer(Peer& p, PeerId pid, Status st) noexcept {
   p.held_count = 0;
   restart_protocol(p);
   fail_current(p, pid, st);
+  if (p.rma_answer) {  // a write was being received: its answer is moot
+    send_pool_.put(p.rma_answer);
+    p.rma_answer = nullptr;
+  }
+  fail_rma(pid, st);
 }
 
 // We wait on the peer while our sends to it are unacknowledged, while a message from it is
 // half received, or while our probe is unanswered: dead after peer_timeout of silence.
 bool Engine::waiting_on(const Peer& p) const noexcept {
-  return p.sq_head || p.cur_recv || p.cur_unex || p.probe_ns;
+  return p.sq_head || p.cur_recv || p.cur_unex || p.probe_ns || p.rma_pending;
 }
 
 // Receivers wait too: while receives are posted, a peer silent for a quarter of the timeout is

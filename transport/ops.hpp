@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "lib/util/status.hpp"
+#include "transport/atomic.hpp"
 
 namespace pollfab::transport {
 
@@ -45,12 +46,50 @@ struct RecvOp {
   uint64_t min_multi_recv = 0;  // kOpMultiRecv: retire the buffer when less than this is free
 };
 
+// An RMA or atomic operation (fi_rma(3), fi_atomic(3)) on the memory region `key` of `peer`.
+enum class RmaKind : uint8_t {
+  Write,          // iov -> [addr, addr + len) at the target
+  Read,           // [addr, addr + len) at the target -> iov
+  Atomic,         // op(target, operand = iov): count elements of datatype
+  FetchAtomic,    // ... and the previous values -> result
+  CompareAtomic,  // op(target, operand = iov, compare) and the previous values -> result
+};
+struct RmaOp {
+  RmaKind kind = RmaKind::Write;
+  PeerId peer = kNoPeer;
+  iovec iov[kMaxIov] = {};    // Write: source; Read: destination; atomics: the operand
+  uint32_t iov_count = 0;
+  uint64_t addr = 0;          // target address (virtual or offset, as the target's MR mode)
+  uint64_t key = 0;           // target region key
+  uint64_t cq_data = 0;       // Write with kOpCqData: remote CQ data
+  uint32_t flags = 0;         // kOpCompletion, kOpInject, kOpCqData (Write)
+  void* context = nullptr;
+  // Atomics: count elements (count * atomic_size(datatype) bytes in iov, compare, result).
+  AtomicOp atomic_op = AtomicOp::Sum;
+  AtomicType datatype = AtomicType::Uint64;
+  uint32_t count = 0;
+  iovec compare[kMaxIov] = {};  // CompareAtomic
+  uint32_t compare_count = 0;
+  iovec result[kMaxIov] = {};   // FetchAtomic, CompareAtomic
+  uint32_t result_count = 0;
+};
+// Largest atomic operand (and result), bytes: one packet carries operand and compare.
+constexpr uint32_t kMaxAtomicBytes = 256;
+
 // Completion flags
 constexpr uint32_t kCompSend = 1u << 0;
 constexpr uint32_t kCompRecv = 1u << 1;
 constexpr uint32_t kCompTagged = 1u << 2;
 constexpr uint32_t kCompRemoteCqData = 1u << 3;
 constexpr uint32_t kCompMultiRecv = 1u << 4;  // this completion releases a multi-recv buffer
+constexpr uint32_t kCompRma = 1u << 5;        // an RMA operation of ours (with kCompRead/Write)
+constexpr uint32_t kCompAtomic = 1u << 6;     // an atomic of ours (kCompRead: fetch/compare)
+constexpr uint32_t kCompRead = 1u << 7;
+constexpr uint32_t kCompWrite = 1u << 8;
+// Target side: a peer's operation reached our memory (counters; a CQ entry only with
+// kCompRemoteCqData). With kCompRma or kCompAtomic.
+constexpr uint32_t kCompRemoteRead = 1u << 9;
+constexpr uint32_t kCompRemoteWrite = 1u << 10;
 
 struct Completion {
   void* context = nullptr;

@@ -14,6 +14,7 @@ Status Engine::send(const SendOp& op) noexcept {
   if ((op.flags & kOpInject) && len > cfg_.inject_size) return Status::TooBig;
   if (!cfg_.reliable) return send_dgram(op, len);
 
+  if (send_pool_.in_use() >= cfg_.tx_size) return Status::NoResource;  // the rest is for answers
   SendMsg* m = send_pool_.get();
   if (!m) return Status::NoResource;
   m->op = op;
@@ -22,6 +23,8 @@ Status Engine::send(const SendOp& op) noexcept {
   m->segmented = false;
   m->next = nullptr;
   m->pin = kNoPin;
+  m->type = wire::Type::Data;
+  m->origin = SendMsg::Origin::App;
   if (op.flags & kOpInject) {
     copy_from_iov(op.iov, op.iov_count, 0, m->inject, len);
     m->op.iov[0] = {m->inject, static_cast<size_t>(len)};
@@ -35,13 +38,22 @@ Status Engine::send(const SendOp& op) noexcept {
     complete_send(m, Status::TimedOut);
     return Status::Ok;
   }
+  queue_msg(p, m);
+  flush();
+  return Status::Ok;
+}
+
+void Engine::queue_msg(Peer& p, SendMsg* m) noexcept {
   if (!p.sq_head) p.heard_ns = std::max(p.heard_ns, clock_.now_ns());  // a new wait starts now
+  m->next = nullptr;
   if (p.sq_tail) p.sq_tail->next = m; else p.sq_head = m;
   p.sq_tail = m;
   if (!p.sq_next) p.sq_next = m;
   pump(p);
-  flush();
-  return Status::Ok;
+}
+
+uint32_t Engine::seg_cap(const SendMsg& m) const noexcept {
+  return wire::is_rma(m.type) ? seg_bytes_ - uint32_t(wire::kRmaExtBytes) : seg_bytes_;
 }
 
 void Engine::pump(Peer& p) noexcept {
@@ -59,7 +71,7 @@ void Engine::pump(Peer& p) noexcept {
     }
     SendMsg& m = *p.sq_next;
     uint32_t off = m.next_offset;
-    uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(seg_bytes_, m.len - off));
+    uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(seg_cap(m), m.len - off));
     Seq32 psn = p.snd_nxt;
     if (!emit_segment(p, m, off, len, psn, false)) break;
     p.flow.persist_probe = false;
@@ -92,11 +104,12 @@ bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32
   PacketBuf pkt;
   if (!alloc_pkt(pkt)) return false;
   wire::Header h;
-  h.type = wire::Type::Data;
+  h.type = m.type;
+  const uint32_t ext = wire::is_rma(m.type) ? uint32_t(wire::kRmaExtBytes) : 0;
   h.flags = (off == 0 ? wire::kFirst : 0) | (uint64_t(off) + len == m.len ? wire::kLast : 0) |
             ((m.op.flags & kOpTagged) ? wire::kTagged : 0) |
             ((m.op.flags & kOpCqData) ? wire::kCqData : 0) | (retransmit ? wire::kRetransmit : 0);
-  h.payload_len = static_cast<uint16_t>(len);
+  h.payload_len = static_cast<uint16_t>(ext + len);
   h.src_ep = cfg_.ep_id;
   h.dst_ep = p.addr.ep_id;
   h.src_epoch = cfg_.epoch;
@@ -108,15 +121,16 @@ bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32
   h.cq_data = m.op.cq_data;
   fill_ack(p, h, nullptr);
   wire::encode(h, pkt.data);
-  pkt.len = wire::kHeaderBytes;
+  if (ext) wire::encode_rma(m.ext, pkt.data + wire::kHeaderBytes);
+  pkt.len = wire::kHeaderBytes + ext;
   const uint8_t* src = m.pin != kNoPin && len >= zc_min_
                            ? contiguous_in_iov(m.op.iov, m.op.iov_count, off, len)
                            : nullptr;
   if (src && io_.attach(pkt, src, len, m.pin)) {
     ++stats_.zc_tx_pkts;
   } else {  // copy (also when the I/O layer is out of references)
-    copy_from_iov(m.op.iov, m.op.iov_count, off, pkt.data + wire::kHeaderBytes, len);
-    pkt.len = static_cast<uint32_t>(wire::kHeaderBytes + len);
+    copy_from_iov(m.op.iov, m.op.iov_count, off, pkt.data + wire::kHeaderBytes + ext, len);
+    pkt.len = static_cast<uint32_t>(wire::kHeaderBytes + ext + len);
   }
   pkt.route = &p.route;
   seal(pkt);
@@ -135,6 +149,7 @@ bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32
 }
 
 bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept {
+  if (wire::is_rma(h.type)) return on_rma(p, pid, h, payload);
   if (h.flags & wire::kFirst) {
     if (p.cur_recv || p.cur_unex) abort_current(p, pid);  // a message was cut short
     const bool tagged = h.flags & wire::kTagged;

@@ -42,6 +42,14 @@ void Engine::release_pinned() noexcept {
 }
 
 void Engine::finish_send(SendMsg* m, Status st) noexcept {
+  if (m->origin == SendMsg::Origin::Answer) {  // the engine's own: no completion
+    send_pool_.put(m);
+    return;
+  }
+  if (m->origin == SendMsg::Origin::Rma) {
+    rma_request_done(m, st);
+    return;
+  }
   Completion c;
   c.context = m->op.context;
   c.flags = kCompSend | ((m->op.flags & kOpTagged) ? kCompTagged : 0);

@@ -32,6 +32,11 @@
 // packets): bit j (byte j/8, bit j%8, least significant first) set means PSN ack_psn + 65 + j
 // was received. At most kMaxSackExtBytes.
 //
+// RMA and atomic packets (types RmaWrite .. AtomicResp) carry the 32-byte RMA extension header
+// (RmaExt below) at the start of every segment's payload; for them msg_len and offset count the
+// data bytes after it (payload_len = kRmaExtBytes + data bytes). They travel in the same PSN
+// stream as Data packets (same reliability, flow and congestion control).
+//
 // checksum: CRC-32C over the whole packet (header with this field zero, then payload); 0
 // means the sender did not compute one. Receivers verify every non-zero checksum.
 // All fields are big-endian. No bitfields. Reserved fields are sent as zero and ignored.
@@ -56,7 +61,14 @@ enum class Type : uint8_t {
   Ack = 2,      // standalone acknowledgement: ack_psn, sack, credits
   Dgram = 3,    // unreliable datagram (FI_EP_DGRAM): one packet per message
   // Reserved for later protocol features; never reuse:
-  Rts = 4, Cts = 5, RmaWrite = 6, RmaReadReq = 7, RmaReadResp = 8, Atomic = 9, AtomicResp = 10,
+  Rts = 4, Cts = 5,
+  // RMA and atomics (fi_rma(3), fi_atomic(3)); payload starts with RmaExt:
+  RmaWrite = 6,    // write segment: data for [addr + offset, ...) of region key; cq_data if kCqData
+  RmaReadReq = 7,  // read request: ext.len bytes at addr of region key (no data; one packet)
+  RmaResp = 8,     // answer to a write (status) or a read (status, then the data, segmented)
+  Atomic = 9,      // atomic request: ext.count elements; data = operand [+ compare]; one packet
+  AtomicResp = 10, // answer to an atomic: status [+ the target's previous values]; one packet
+  // Reserved:
   ConnReq = 11, ConnResp = 12, Disconnect = 13, Reset = 14,
   Max = 15,
 };
@@ -70,6 +82,58 @@ constexpr uint16_t kAckValid = 1u << 4;   // ack_psn (and sack) valid
 constexpr uint16_t kAckReq = 1u << 5;     // receiver should acknowledge at once
 constexpr uint16_t kRetransmit = 1u << 6; // this is a retransmission (statistics only)
 constexpr uint16_t kKnownFlags = 0x7f;
+
+// True for the types that travel in the PSN stream (Data and the RMA/atomic types).
+constexpr bool carries_psn(Type t) noexcept {
+  return t == Type::Data || (t >= Type::RmaWrite && t <= Type::AtomicResp);
+}
+constexpr bool is_rma(Type t) noexcept { return t >= Type::RmaWrite && t <= Type::AtomicResp; }
+
+// The RMA extension header, 32 bytes, big-endian, first in the payload of RMA/atomic packets.
+//   0  key (64)        target region's key (requests)
+//   8  addr (64)       target address of data byte 0: a virtual address (FI_MR_VIRT_ADDR) or an
+//                      offset into the region (requests)
+//  16  op_id (32)      the initiator's operation id, echoed in the answer
+//  20  len (32)        RmaReadReq: bytes to read; Atomic: element count
+//  24  status (8)      answers: the target's util::Status for the operation (0 = ok)
+//  25  atomic_op (8)   Atomic: transport::AtomicOp
+//  26  datatype (8)    Atomic: transport::AtomicType
+//  27  atomic_kind (8) Atomic: 0 plain, 1 fetch, 2 compare
+//  28  reserved (32)
+constexpr size_t kRmaExtBytes = 32;
+struct RmaExt {
+  uint64_t key = 0;
+  uint64_t addr = 0;
+  uint32_t op_id = 0;
+  uint32_t len = 0;
+  uint8_t status = 0;
+  uint8_t atomic_op = 0;
+  uint8_t datatype = 0;
+  uint8_t atomic_kind = 0;
+};
+inline void encode_rma(const RmaExt& e, uint8_t* p) noexcept {
+  util::store_be64(p, e.key);
+  util::store_be64(p + 8, e.addr);
+  util::store_be32(p + 16, e.op_id);
+  util::store_be32(p + 20, e.len);
+  p[24] = e.status;
+  p[25] = e.atomic_op;
+  p[26] = e.datatype;
+  p[27] = e.atomic_kind;
+  util::store_be32(p + 28, 0);
+}
+inline RmaExt decode_rma(const uint8_t* p) noexcept {
+  RmaExt e;
+  e.key = util::load_be64(p);
+  e.addr = util::load_be64(p + 8);
+  e.op_id = util::load_be32(p + 16);
+  e.len = util::load_be32(p + 20);
+  e.status = p[24];
+  e.atomic_op = p[25];
+  e.datatype = p[26];
+  e.atomic_kind = p[27];
+  return e;
+}
 
 struct Header {
   Type type = Type::Data;
@@ -147,16 +211,17 @@ const char* to_string(DecodeError e) noexcept;
 
 // Decodes and validates a header from `len` received bytes at p. On success the payload is
 // p[kHeaderBytes .. kHeaderBytes + h.payload_len). Every field is checked: magic, version,
-// type, unknown flag bits, payload_len against the bytes received, and for Data packets that
-// the segment lies inside the message (offset + payload_len <= msg_len).
+// type, unknown flag bits, payload_len against the bytes received, and for Data and RMA packets
+// that the segment lies inside the message (offset + data bytes <= msg_len; RMA payloads start
+// with the kRmaExtBytes extension header).
 inline DecodeError decode(const uint8_t* p, size_t len, Header& h) noexcept {
   using namespace pollfab::util;
   if (len < kHeaderBytes) return DecodeError::Short;
   if (load_be16(p) != kMagic) return DecodeError::BadMagic;
   if (p[2] != kVersion) return DecodeError::BadVersion;
   uint8_t t = p[3];
-  if (t != static_cast<uint8_t>(Type::Data) && t != static_cast<uint8_t>(Type::Ack) &&
-      t != static_cast<uint8_t>(Type::Dgram))
+  if (t != static_cast<uint8_t>(Type::Ack) && t != static_cast<uint8_t>(Type::Dgram) &&
+      !carries_psn(static_cast<Type>(t)))
     return DecodeError::BadType;
   h.type = static_cast<Type>(t);
   h.flags = load_be16(p + 4);
@@ -178,10 +243,17 @@ inline DecodeError decode(const uint8_t* p, size_t len, Header& h) noexcept {
   h.checksum = load_be32(p + 64);
   h.ack_delay_ns = load_be32(p + 68);
   if (h.type == Type::Ack && h.payload_len > kMaxSackExtBytes) return DecodeError::BadLength;
-  if (h.type == Type::Data || h.type == Type::Dgram) {
-    if (uint64_t(h.offset) + h.payload_len > h.msg_len) return DecodeError::BadSegment;
+  if (h.type == Type::Data || h.type == Type::Dgram || is_rma(h.type)) {
+    const size_t ext = is_rma(h.type) ? kRmaExtBytes : 0;
+    if (h.payload_len < ext) return DecodeError::BadLength;
+    const uint32_t data = static_cast<uint32_t>(h.payload_len - ext);
+    if (uint64_t(h.offset) + data > h.msg_len) return DecodeError::BadSegment;
     if ((h.flags & kFirst) && h.offset != 0) return DecodeError::BadSegment;
-    if ((h.flags & kLast) && uint64_t(h.offset) + h.payload_len != h.msg_len)
+    if ((h.flags & kLast) && uint64_t(h.offset) + data != h.msg_len)
+      return DecodeError::BadSegment;
+    // Requests and atomic answers are single packets.
+    if ((h.type == Type::RmaReadReq || h.type == Type::Atomic || h.type == Type::AtomicResp) &&
+        (h.flags & (kFirst | kLast)) != (kFirst | kLast))
       return DecodeError::BadSegment;
     if (h.type == Type::Dgram && (h.flags & (kFirst | kLast)) != (kFirst | kLast))
       return DecodeError::BadSegment;

@@ -50,6 +50,11 @@ constexpr EngineField kEngineFields[] = {
     {"cc_decreases", &EngineStats::cc_decreases},
     {"rack_retx_events", &EngineStats::rack_retx_events},
     {"zc_tx_pkts", &EngineStats::zc_tx_pkts},
+    {"rma_ops", &EngineStats::rma_ops},
+    {"atomic_ops", &EngineStats::atomic_ops},
+    {"rma_served", &EngineStats::rma_served},
+    {"atomic_served", &EngineStats::atomic_served},
+    {"rma_rejected", &EngineStats::rma_rejected},
 };
 // A counter added to EngineStats must be added above too (it would be missing from the socket
 // and the close-time log otherwise).

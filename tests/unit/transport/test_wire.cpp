@@ -162,3 +162,46 @@ TEST(Wire, PeekDst) {
   EXPECT_EQ(ep, 9);
   EXPECT_FALSE(peek_dst_ep(buf, 10, ep));
 }
+
+TEST(Wire, RmaExtensionRoundTripsAndFramesTheData) {
+  RmaExt e;
+  e.key = 0x0102030405060708ull;
+  e.addr = 0xfffffffffffffff0ull;
+  e.op_id = 0x00070003;
+  e.len = 9;
+  e.status = 13;
+  e.atomic_op = 12;
+  e.datatype = 11;
+  e.atomic_kind = 2;
+  uint8_t buf[kHeaderBytes + kRmaExtBytes + 64] = {};
+  encode_rma(e, buf + kHeaderBytes);
+  RmaExt d = decode_rma(buf + kHeaderBytes);
+  EXPECT_EQ(d.key, e.key);
+  EXPECT_EQ(d.addr, e.addr);
+  EXPECT_EQ(d.op_id, e.op_id);
+  EXPECT_EQ(d.len, e.len);
+  EXPECT_EQ(d.status, e.status);
+  EXPECT_EQ(d.atomic_op, e.atomic_op);
+  EXPECT_EQ(d.datatype, e.datatype);
+  EXPECT_EQ(d.atomic_kind, e.atomic_kind);
+
+  Header h;
+  h.type = Type::RmaWrite;
+  h.flags = kFirst | kLast;
+  h.msg_len = 64;
+  h.payload_len = kRmaExtBytes + 64;  // msg_len counts the data after the extension
+  encode(h, buf);
+  Header out;
+  EXPECT_EQ(decode(buf, sizeof buf, out), DecodeError::None);
+  h.payload_len = 16;  // shorter than the extension header
+  encode(h, buf);
+  EXPECT_EQ(decode(buf, sizeof buf, out), DecodeError::BadLength);
+  h.type = Type::RmaReadReq;  // requests are single packets
+  h.flags = kFirst;
+  h.msg_len = 0;
+  h.payload_len = kRmaExtBytes;
+  encode(h, buf);
+  EXPECT_EQ(decode(buf, sizeof buf, out), DecodeError::BadSegment);
+  buf[3] = 11;  // ConnReq: reserved, not accepted yet
+  EXPECT_EQ(decode(buf, sizeof buf, out), DecodeError::BadType);
+}
