@@ -11,7 +11,7 @@
 namespace pollfab::core {
 namespace {
 bool prov_key(const fi_info* info) {
-  return info && info->domain_attr && (info->domain_attr->mr_mode & FI_MR_PROV_KEY);
+  return info && info->domain_attr && mr_mode_prov_key(info->domain_attr->mr_mode);
 }
 }  // namespace
 
@@ -65,6 +65,8 @@ int Domain::mr_reg(const iovec* iov, size_t count, uint64_t access, uint64_t off
   const uint64_t kAccess = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |
                            FI_REMOTE_WRITE | FI_COLLECTIVE;
   if (access & ~kAccess) return -FI_EINVAL;
+  // The data path looks keys up under lock_ without the map's mutex: change the map under it.
+  util::Guard<util::MaybeLock> g(lock_);
   if (int r = mrs_.reserve(key, key)) return r;
   Mr* m;
   try {

@@ -16,13 +16,13 @@ fi_info* make_info(const InfoTemplate& t) {
 
   fi_tx_attr* tx = i->tx_attr;
   tx->caps = t.caps & ~(FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV | FI_SOURCE_ERR |
-                        FI_REMOTE_READ | FI_REMOTE_WRITE);
+                        FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_EVENT);
   tx->msg_order = t.msg_order;
   tx->comp_order = FI_ORDER_NONE;
   tx->inject_size = t.inject_size;
   tx->size = t.tx_size;
   tx->iov_limit = t.iov_limit;
-  tx->rma_iov_limit = 0;
+  tx->rma_iov_limit = (t.caps & (FI_RMA | FI_ATOMIC)) ? 1 : 0;  // one remote segment per call
 
   fi_rx_attr* rx = i->rx_attr;
   rx->caps = t.caps & ~(FI_SEND | FI_READ | FI_WRITE);

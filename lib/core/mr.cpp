@@ -1,5 +1,6 @@
 #include "lib/core/mr.hpp"
 
+#include "lib/core/cntr.hpp"
 #include "lib/core/domain.hpp"
 #include "lib/core/ops_fid.hpp"
 
@@ -18,10 +19,56 @@ Mr::~Mr() { dom_->unref(); }
 
 int Mr::close() {
   if (refs()) return -FI_EBUSY;
-  dom_->mrs().remove(key());
+  {
+    util::Guard<util::MaybeLock> g(dom_->lock());  // the data path looks keys up under it
+    dom_->mrs().remove(key());
+  }
   teardown();
+  for (Cntr* c : {rwrite_cntr_, rread_cntr_})
+    if (c) c->unref();
   delete this;
   return 0;
+}
+
+uint8_t* Mr::resolve(uint64_t addr, uint64_t len, bool virt_addr) const noexcept {
+  uint64_t off = addr;
+  if (!virt_addr) {
+    if (addr < offset_) return nullptr;
+    off = addr - offset_;
+  }
+  for (const iovec& v : iov_) {
+    const auto base = reinterpret_cast<uintptr_t>(v.iov_base);
+    if (virt_addr) {
+      if (addr < base || addr - base > v.iov_len || len > v.iov_len - (addr - base)) continue;
+      return reinterpret_cast<uint8_t*>(addr);
+    }
+    if (off < v.iov_len) {
+      if (len > v.iov_len - off) return nullptr;
+      return static_cast<uint8_t*>(v.iov_base) + off;
+    }
+    if (off == v.iov_len && len == 0) return static_cast<uint8_t*>(v.iov_base) + off;
+    off -= v.iov_len;
+  }
+  return nullptr;
+}
+
+int Mr::bind(struct fid* bfid, uint64_t flags) {
+  if (!bfid || bfid->fclass != FI_CLASS_CNTR) return -FI_EINVAL;
+  if (!flags || (flags & ~(FI_REMOTE_WRITE | FI_REMOTE_READ))) return -FI_EBADFLAGS;
+  Cntr* c = Object::as<Cntr>(bfid);
+  if (c->owner() != dom_) return -FI_EINVAL;
+  for (auto [flag, slot] : {std::pair{FI_REMOTE_WRITE, &rwrite_cntr_}, std::pair{FI_REMOTE_READ, &rread_cntr_}}) {
+    if (!(flags & flag)) continue;
+    if (*slot) (*slot)->unref();
+    c->ref();
+    *slot = c;
+  }
+  return 0;
+}
+
+void Mr::remote_access(bool read, bool write) noexcept {
+  if (write && rwrite_cntr_) rwrite_cntr_->inc();
+  if (read && rread_cntr_) rread_cntr_->inc();
 }
 
 bool Mr::contains(const void* addr, size_t len) const noexcept {

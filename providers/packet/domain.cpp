@@ -11,7 +11,11 @@ namespace pollfab::providers::packet {
 
 TransportDomain::TransportDomain(core::Fabric* fabric, const fi_info* info, void* context,
                                  NameKind kind, const config::Config& cfg)
-    : core::Domain(fabric, info, context), cfg_(cfg), kind_(kind), fmt_(kind) {
+    : core::Domain(fabric, info, context),
+      cfg_(cfg),
+      kind_(kind),
+      fmt_(kind),
+      mr_lookup_(mrs_, info && info->domain_attr && core::mr_mode_virt_addr(info->domain_attr->mr_mode)) {
   core::install_domain_ops<TransportDomain>(box_.fid);
   eps_.resize(1, nullptr);  // id 0 is never used
   lock_.enable(true);       // the assist thread may run progress concurrently

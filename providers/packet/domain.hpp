@@ -24,6 +24,7 @@
 #include "lib/core/domain.hpp"
 #include "lib/core/progress_thread.hpp"
 #include "lib/core/stats_server.hpp"
+#include "providers/packet/mr_lookup.hpp"
 #include "providers/packet/name.hpp"
 #include "providers/packet/stats.hpp"
 #include "transport/clock.hpp"
@@ -49,6 +50,12 @@ class TransportDomain : public core::Domain, public core::stats::Source {
 
   // The packet I/O the endpoints' engines use (the fault layer when there is one).
   transport::PacketIo& io() noexcept { return *io_; }
+  // The engines' view of this domain's memory regions (RMA and atomics at the target).
+  transport::MrLookup& mr_lookup() noexcept { return mr_lookup_; }
+  // fi_query_atomic (fi_atomic(3)): attr->size = the datatype's bytes, attr->count = the most
+  // elements one operation carries. flags: 0, FI_FETCH_ATOMIC or FI_COMPARE_ATOMIC. Errors:
+  // -FI_EOPNOTSUPP (op/datatype not valid for that kind), -FI_EBADFLAGS, -FI_EINVAL (null attr).
+  int query_atomic(fi_datatype dt, fi_op op, fi_atomic_attr* attr, uint64_t flags) noexcept;
   // This domain's name for an endpoint id.
   virtual Name local_name(uint16_t ep_id) const noexcept = 0;
   // The I/O layers' counters (call under the domain lock). Returns how many it wrote.
@@ -97,6 +104,7 @@ class TransportDomain : public core::Domain, public core::stats::Source {
   std::unique_ptr<transport::LoopbackIo> io_loopback_;  // over those: local traffic
   transport::PacketIo* io_ = nullptr;              // what the engines use (the loopback layer)
   std::vector<TransportEndpoint*> eps_;  // index = ep id
+  DomainMrLookup mr_lookup_;
   uint64_t drop_unknown_ep_ = 0;
 
  private:

@@ -51,6 +51,7 @@ TransportEndpoint::TransportEndpoint(TransportDomain* dom, const fi_info* info, 
   auto engine = std::make_unique<transport::Engine>(cfg, dom->io(), dom->clock(), *this);
   ep_id_ = dom->attach(this);
   engine->set_ep_id(ep_id_);
+  engine->set_mr_lookup(&dom->mr_lookup());
   util::Guard<util::MaybeLock> g(dom->lock());  // the assist thread may be running progress
   engine_ = std::move(engine);
   inject_size_ = engine_->config().inject_size;
@@ -158,6 +159,8 @@ fi_addr_t TransportEndpoint::source_of(const Completion& c) noexcept {
 }
 
 static_assert(core::MsgEndpoint<TransportEndpoint>);
+static_assert(core::RmaEndpoint<TransportEndpoint>);
+static_assert(core::AtomicEndpoint<TransportEndpoint>);
 
 ssize_t TransportEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tagged,
                                 bool inject_call) noexcept {
@@ -212,6 +215,10 @@ ssize_t TransportEndpoint::cancel(void* context) noexcept {
 }
 
 void TransportEndpoint::on_completion(const Completion& c) noexcept {
+  if (c.flags & (transport::kCompRma | transport::kCompAtomic)) {
+    on_rma_completion(c);
+    return;
+  }
   const bool send = c.flags & transport::kCompSend;
   const bool ok = c.status == Status::Ok;
   bump(send ? send_cntr_ : recv_cntr_, ok);
@@ -236,6 +243,34 @@ void TransportEndpoint::on_completion(const Completion& c) noexcept {
   e.err = core::fi_errno_of(c.status);
   e.prov_errno = e.err;
   cq->push_error(e);
+}
+
+void TransportEndpoint::on_rma_completion(const Completion& c) noexcept {
+  using namespace transport;
+  const bool ok = c.status == Status::Ok;
+  const uint64_t kind = (c.flags & kCompAtomic) ? FI_ATOMIC : FI_RMA;
+  if (c.flags & (kCompRemoteRead | kCompRemoteWrite)) {  // a peer's access to our memory
+    if (c.flags & kCompRemoteWrite) bump(rwrite_cntr_, true);
+    if (c.flags & kCompRemoteRead) bump(rread_cntr_, true);
+    if (!rx_cq_ || !c.cq_entry) return;
+    rx_cq_->push(nullptr, kind | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA, c.len, nullptr, c.cq_data, 0,
+                 source_of(c));
+    return;
+  }
+  const bool read = c.flags & kCompRead;
+  bump(read ? read_cntr_ : write_cntr_, ok);
+  if (!tx_cq_ || !c.cq_entry) return;
+  const uint64_t fl = kind | (read ? FI_READ : FI_WRITE);
+  if (ok) {
+    tx_cq_->push(c.context, fl, 0, nullptr, 0, 0, FI_ADDR_NOTAVAIL);
+    return;
+  }
+  fi_cq_err_entry e{};
+  e.op_context = c.context;
+  e.flags = fl;
+  e.err = core::fi_errno_of(c.status);
+  e.prov_errno = e.err;
+  tx_cq_->push_error(e);
 }
 
 int TransportEndpoint::getopt(int level, int name, void* val, size_t* len) noexcept {

@@ -18,6 +18,7 @@
 
 #include "lib/core/endpoint.hpp"
 #include "lib/core/ops_msg.hpp"
+#include "lib/core/ops_rma.hpp"
 #include "transport/engine.hpp"
 
 namespace pollfab::providers::packet {
@@ -54,6 +55,23 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   static constexpr size_t kDefaultMinMultiRecv = 64;
   size_t inject_size() const noexcept { return inject_size_; }
 
+  // RMA and atomics (endpoint_rma.cpp; lib/core/ops_rma.hpp builds fi_ops_rma and
+  // fi_ops_atomic from them). One remote segment (rma_iov_count 1); local and remote lengths
+  // (element counts) must agree. Errors at the call: -FI_EINVAL (lengths, counts, iovs,
+  // unknown fi_addr), -FI_EOPNOTSUPP (no FI_RMA / FI_ATOMIC cap, op/datatype not valid),
+  // -FI_EMSGSIZE (above max_msg_size, inject_size, or the atomic element limit), -FI_EAGAIN,
+  // -FI_EOPBADSTATE. Failures at the target complete with an error entry: FI_EINVAL (unknown
+  // key), FI_EACCES (range or access), FI_EOPNOTSUPP; FI_ETIMEDOUT / FI_EIO if the peer fails.
+  ssize_t rma_read(const fi_msg_rma& m, uint64_t flags) noexcept;
+  ssize_t rma_write(const fi_msg_rma& m, uint64_t flags, bool inject) noexcept;
+  ssize_t atomic_write(const fi_msg_atomic& m, uint64_t flags, bool inject) noexcept;
+  ssize_t atomic_fetch(const fi_msg_atomic& m, fi_ioc* res, void** res_desc, size_t res_count,
+                       uint64_t flags) noexcept;
+  ssize_t atomic_compare(const fi_msg_atomic& m, const fi_ioc* cmp, void** cmp_desc,
+                         size_t cmp_count, fi_ioc* res, void** res_desc, size_t res_count,
+                         uint64_t flags) noexcept;
+  int atomic_valid(core::AtomicKind kind, fi_datatype dt, fi_op op, size_t* count) noexcept;
+
  private:
   transport::PeerId resolve(fi_addr_t addr) noexcept;
   // Drops cached fi_addr mappings after an AV change; true if it did.
@@ -61,6 +79,15 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   // Close-time linger (transport.linger_ms): flush ACKs, answer retransmissions until quiet.
   void linger() noexcept;
   fi_addr_t source_of(const transport::Completion& c) noexcept;
+  // on_completion's RMA/atomic half: our operations and peers' accesses to our memory.
+  void on_rma_completion(const transport::Completion& c) noexcept;
+  uint32_t rma_flags(uint64_t flags, bool inject_call) const noexcept;
+  ssize_t post_rma(transport::RmaOp& op, fi_addr_t addr) noexcept;
+  ssize_t rma_common(const fi_msg_rma& m, uint64_t flags, bool inject_call,
+                     transport::RmaKind kind) noexcept;
+  ssize_t atomic_common(const fi_msg_atomic& m, const fi_ioc* cmp, size_t cmp_n, fi_ioc* res,
+                        size_t res_n, uint64_t flags, bool inject_call,
+                        transport::RmaKind kind) noexcept;
   // Close-time log at FI_LOG_LEVEL=info: the endpoint's totals, then one line per peer.
   void log_totals() noexcept;
 

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,14 +33,14 @@ using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 
 // fi_getinfo for the test provider with these caps (and the hints the callers add).
 inline InfoPtr get_info(uint64_t caps, fi_av_type av_type = FI_AV_MAP,
-                        fi_threading threading = FI_THREAD_DOMAIN, uint64_t mode = 0) {
+                        fi_threading threading = FI_THREAD_DOMAIN, int mr_mode = 0) {
   fi_info* hints = fi_allocinfo();
   hints->ep_attr->type = FI_EP_RDM;
   hints->caps = caps;
-  hints->mode = mode;
+  hints->mode = FI_CONTEXT;
   hints->domain_attr->av_type = av_type;
   hints->domain_attr->threading = threading;
-  hints->domain_attr->mr_mode = 0;
+  hints->domain_attr->mr_mode = mr_mode;
   hints->fabric_attr->prov_name = strdup(test_provider());
   fi_info* info = nullptr;
   int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info);
@@ -67,8 +68,8 @@ class Ofi {
  public:
   // Opens fabric, domain and AV for caps; endpoints come from add_ep().
   explicit Ofi(uint64_t caps, fi_av_type av_type = FI_AV_MAP,
-               fi_threading threading = FI_THREAD_DOMAIN)
-      : info_(get_info(caps, av_type, threading)) {
+               fi_threading threading = FI_THREAD_DOMAIN, int mr_mode = 0)
+      : info_(get_info(caps, av_type, threading, mr_mode)) {
     if (!info_) return;
     EXPECT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
     EXPECT_EQ(fi_domain(fabric_, info_.get(), &domain_, nullptr), 0);
@@ -76,8 +77,12 @@ class Ofi {
     av_attr.type = av_type;
     EXPECT_EQ(fi_av_open(domain_, &av_attr, &av_, nullptr), 0);
   }
-  ~Ofi() {
+  // Closes the endpoints (before the counters they are bound to can close).
+  void close_eps() {
     for (auto& e : eps_) e->close();
+  }
+  ~Ofi() {
+    close_eps();
     if (av_) fi_close(&av_->fid);
     if (domain_) fi_close(&domain_->fid);
     if (fabric_) fi_close(&fabric_->fid);
@@ -88,8 +93,9 @@ class Ofi {
   fid_av* av() const { return av_; }
 
   // A new enabled endpoint; cq_flags are added to FI_TRANSMIT|FI_RECV for the CQ binding
-  // (e.g. FI_SELECTIVE_COMPLETION). Its own name is inserted in the AV (Ep::self).
-  Ep& add_ep(uint64_t cq_flags = 0) {
+  // (e.g. FI_SELECTIVE_COMPLETION); before_enable binds more (counters). Its own name is
+  // inserted in the AV (Ep::self).
+  Ep& add_ep(uint64_t cq_flags = 0, const std::function<void(fid_ep*)>& before_enable = {}) {
     auto e = std::make_unique<Ep>();
     fi_cq_attr cq_attr{};
     cq_attr.format = FI_CQ_FORMAT_TAGGED;
@@ -98,6 +104,7 @@ class Ofi {
     EXPECT_EQ(fi_endpoint(domain_, info_.get(), &e->ep, nullptr), 0);
     EXPECT_EQ(fi_ep_bind(e->ep, &av_->fid, 0), 0);
     EXPECT_EQ(fi_ep_bind(e->ep, &e->cq->fid, FI_TRANSMIT | FI_RECV | cq_flags), 0);
+    if (before_enable) before_enable(e->ep);
     EXPECT_EQ(fi_enable(e->ep), 0);
     size_t len = 64;
     e->name.resize(len);
