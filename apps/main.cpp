@@ -54,8 +54,12 @@ int main(int argc, char** argv) {
   tb_mpi->add_option("--provider", tb.provider, "pollfab provider: dpdk (default) or udp")
       ->check(CLI::IsMember({"dpdk", "udp"}));
   tb_mpi->add_flag("--btl", tb.btl, "one-sided path: pml ob1, btl ofi (RMA), osc rdma");
-  tb_mpi->add_option("--mca", tb.mca, "KEY VALUE for mpirun (repeatable)")->expected(2)
-      ->take_all()->allow_extra_args(false);
+  tb_mpi->add_option("--reference", tb.reference,
+                     "run the ranks on the reference libfabric with this provider instead "
+                     "(e.g. \"tcp;ofi_rxm\"), for side-by-side measurements");
+  tb_mpi->add_option("--mca", tb.mca, "KEY VALUE for mpirun (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   tb_mpi->add_option("cmd", tb.cmd, "program and arguments (after --)")->required();
   auto* tb_rank = c_tb->add_subcommand("rank", "(run by mpirun) a rank on its host's data-path slot");
   tb_rank->add_option("cmd", tb.cmd, "program and arguments (after --)")->required();
@@ -64,11 +68,28 @@ int main(int argc, char** argv) {
   auto* c_pp = app.add_subcommand("pingpong", "latency/bandwidth ping-pong (server, or client to ADDR)");
   add_pingpong_options(*c_pp, pp);
 
-  // mpirun's spelling `-np N` (one dash, two letters) is not a CLI11 name: read it as --np.
-  std::vector<std::string> args(argv + 1, argv + argc);
-  for (auto& w : args) {
-    if (w == "--") break;
+  // A command after `--` (run, testbed exec/mpirun/rank) is taken as it is: CLI11 sees one
+  // placeholder word instead (options right before `--` could otherwise swallow the separator).
+  // mpirun's spellings before it: `-np N` (one dash, two letters: not a CLI11 name) is read as
+  // --np, and `--mca KEY VALUE` becomes one "KEY VALUE" value (testbed_mpi.cpp splits it).
+  const std::string kCmdPlaceholder = "\x01command";
+  std::vector<std::string> args, tail;
+  for (int i = 1; i < argc; ++i) {
+    std::string w = argv[i];
+    if (w == "--") {
+      tail.assign(argv + i + 1, argv + argc);
+      args.push_back("--");
+      args.push_back(kCmdPlaceholder);
+      break;
+    }
     if (w == "-np") w = "--np";
+    if (w == "--mca" && i + 2 < argc && std::string(argv[i + 1]) != "--" &&
+        std::string(argv[i + 2]) != "--") {
+      args.push_back("--mca=" + std::string(argv[i + 1]) + " " + argv[i + 2]);
+      i += 2;
+      continue;
+    }
+    args.push_back(w);
   }
   std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
   try {
@@ -76,6 +97,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  for (auto* cmd : {&run.cmd, &tb.cmd})
+    if (cmd->size() == 1 && (*cmd)[0] == kCmdPlaceholder) *cmd = tail;
   if (c_info->parsed()) return info_main(info);
   if (c_run->parsed()) return run_main(run);
   if (c_tb->parsed()) {

@@ -17,7 +17,9 @@ struct TestbedArgs {
   int per_host = 1;               // ranks per host (each with its own data-path port)
   std::string provider = "dpdk";  // dpdk | udp
   bool btl = false;               // one-sided path: pml ob1 + btl ofi + osc rdma
-  std::vector<std::string> mca;   // KEY VALUE pairs passed to mpirun as --mca KEY VALUE
+  std::vector<std::string> mca;   // "KEY VALUE" words passed to mpirun as --mca KEY VALUE
+  std::string reference;          // non-empty: ranks run on the reference libfabric with this
+                                  // provider (side-by-side benchmarks), not on pollfab
 };
 int testbed_main(const TestbedArgs& a);
 // Runs Debian's mpirun from host a with ranks spread over the hosts (testbed_mpi.cpp).

@@ -9,6 +9,9 @@
 // given by OMPI_COMM_WORLD_LOCAL_RANK (so K ranks of one host use K ports) and execs PROGRAM.
 // Paths: two-sided, pml cm + mtl ofi; with --btl, the one-sided path: pml ob1 with btl ofi
 // (RMA and atomics) beside btl tcp for two-sided traffic, osc rdma over btl ofi.
+// --reference PROV runs the same job on the reference libfabric (Debian's libfabric1) with
+// provider PROV, for side-by-side measurements: the rank wrapper drops the drop-in's directory
+// from LD_LIBRARY_PATH (POLLFAB_TESTBED_REFERENCE=1, inherited through the daemons).
 #include <unistd.h>
 
 #include <climits>
@@ -80,13 +83,17 @@ int mpirun_main(const TestbedArgs& a) {
             "(pollfab testbed up --hosts N)\n", a.np, a.per_host, hosts, st.hosts);
     return 2;
   }
-  if (a.provider != "dpdk" && a.provider != "udp") {
+  const std::string prov = a.reference.empty() ? a.provider : a.reference;
+  if (!a.reference.empty()) setenv("POLLFAB_TESTBED_REFERENCE", "1", 1);  // ranks inherit it
+  if (a.reference.empty() && a.provider != "dpdk" && a.provider != "udp") {
     fprintf(stderr, "pollfab testbed mpirun: --provider %s: dpdk or udp\n", a.provider.c_str());
     return 2;
   }
-  if (a.mca.size() % 2) {
-    fprintf(stderr, "pollfab testbed mpirun: --mca takes KEY VALUE\n");
-    return 2;
+  for (const auto& kv : a.mca) {
+    if (kv.find(' ') == std::string::npos) {
+      fprintf(stderr, "pollfab testbed mpirun: --mca takes KEY VALUE\n");
+      return 2;
+    }
   }
   std::string host_list;
   for (int h = 0; h < hosts; ++h)
@@ -97,8 +104,16 @@ int mpirun_main(const TestbedArgs& a) {
                                 // Hosts share the machine's cores: binding every host's first
                                 // rank to core 0 would stack them on one core.
                                 "--bind-to", "none"};
+  // The MCA settings of the path, then the user's (a user's KEY replaces ours: mpirun refuses
+  // a parameter given twice).
+  std::vector<std::pair<std::string, std::string>> params;
   auto mca = [&](const std::string& k, const std::string& v) {
-    argv.insert(argv.end(), {"--mca", k, v});
+    for (auto& p : params)
+      if (p.first == k) {
+        p.second = v;
+        return;
+      }
+    params.emplace_back(k, v);
   };
   mca("plm_rsh_agent", write_rsh_agent());
   mca("plm_rsh_no_tree_spawn", "1");
@@ -107,17 +122,21 @@ int mpirun_main(const TestbedArgs& a) {
     mca("pml", "ob1");
     mca("btl", "ofi,tcp,self");
     mca("btl_tcp_if_include", "ctl0");
-    mca("btl_ofi_provider_include", a.provider);
+    mca("btl_ofi_provider_include", prov);
     mca("osc", "rdma");
     mca("osc_rdma_btls", "ofi");
   } else {
     mca("pml", "cm");
     mca("mtl", "ofi");
-    mca("mtl_ofi_provider_include", a.provider);
+    mca("mtl_ofi_provider_include", prov);
   }
   // Busy-polling ranks share the machine's cores: let idle ones yield.
   mca("mpi_yield_when_idle", "1");
-  for (size_t i = 0; i + 1 < a.mca.size(); i += 2) mca(a.mca[i], a.mca[i + 1]);
+  for (const auto& kv : a.mca) {  // "KEY VALUE" (main.cpp joins the two words)
+    const size_t sp = kv.find(' ');
+    mca(kv.substr(0, sp), kv.substr(sp + 1));
+  }
+  for (const auto& [k, v] : params) argv.insert(argv.end(), {"--mca", k, v});
   argv.insert(argv.end(), {self_exe(), "testbed", "rank", "--"});
   argv.insert(argv.end(), a.cmd.begin(), a.cmd.end());
   std::string shown;
@@ -142,6 +161,20 @@ int rank_main(const TestbedArgs& a) {
     return 2;
   }
   setenv("POLLFAB_CONFIG", cfg.c_str(), 1);
+  if (const char* ref = std::getenv("POLLFAB_TESTBED_REFERENCE"); ref && *ref == '1') {
+    // The reference libfabric: take pollfab's drop-in out of the library path.
+    std::string kept, path = std::getenv("LD_LIBRARY_PATH") ? std::getenv("LD_LIBRARY_PATH") : "";
+    const std::string dropin = dropin_libdir();
+    size_t start = 0;
+    while (start <= path.size()) {
+      size_t end = path.find(':', start);
+      if (end == std::string::npos) end = path.size();
+      const std::string dir = path.substr(start, end - start);
+      if (!dir.empty() && dir != dropin) kept += (kept.empty() ? "" : ":") + dir;
+      start = end + 1;
+    }
+    setenv("LD_LIBRARY_PATH", kept.c_str(), 1);
+  }
   return exec_cmd(a.cmd);
 }
 
