@@ -176,7 +176,10 @@ class Engine {
   void set_peer_user(PeerId id, uint64_t user) noexcept;
   uint64_t peer_user(PeerId id) const noexcept;
 
-  // Posts a send. Returns Ok (accepted; completes through the sink), NoResource (retry after
+  // Posts a send. It completes once the target acknowledged it (FI_TRANSMIT_COMPLETE), or with
+  // kOpDeliveryComplete once the target placed it in a receive buffer or discarded it
+  // (FI_DELIVERY_COMPLETE: the target answers); kOpMore leaves the flush to the next call
+  // (FI_MORE). Returns Ok (accepted; completes through the sink), NoResource (retry after
   // progress), TooBig (length > max_msg_size, or > inject_size for kOpInject, or > one
   // segment in datagram mode), Invalid (unknown peer or iov_count > kMaxIov).
   Status send(const SendOp& op) noexcept;
@@ -312,7 +315,7 @@ class Engine {
   bool serve_read(Peer& p, PeerId pid, const wire::RmaExt& e) noexcept;
   bool serve_atomic(Peer& p, PeerId pid, const wire::Header& h, const wire::RmaExt& e,
                     const uint8_t* data, uint32_t len) noexcept;
-  void on_answer(const wire::Header& h, const wire::RmaExt& e, const uint8_t* data,
+  void on_answer(PeerId pid, const wire::Header& h, const wire::RmaExt& e, const uint8_t* data,
                  uint32_t len) noexcept;
   SendMsg* new_answer(PeerId pid, uint32_t op_id) noexcept;
   Status resolve(uint64_t key, uint64_t addr, uint64_t len, uint32_t access, uint8_t** out,
@@ -327,6 +330,8 @@ class Engine {
   Status peek(const RecvOp& op) noexcept;
   Status recv_claimed(const RecvOp& op) noexcept;
   void discard(UnexEntry* u) noexcept;
+  // Sends u's delivery answer (FI_DELIVERY_COMPLETE) once a receive or a discard took it.
+  void answer_delivery(UnexEntry* u) noexcept;
   // u (taken from its queue) goes to r: completes now, or when its last segment arrives.
   void receive_unexpected(UnexEntry* u, RecvEntry* r) noexcept;
   // The completion of a peek or of a discard: u's metadata (or none), len bytes.

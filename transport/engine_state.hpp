@@ -42,6 +42,11 @@ struct Engine::RmaSlot {
   bool in_use = false;
   bool request_done = false; // the request's SendMsg finished
   bool answered = false;     // the answer arrived (or the operation failed without one)
+  // A delivery-complete send (kOpDeliveryComplete) rather than an RMA operation: its answer
+  // names the message by its first PSN.
+  bool message = false;
+  bool psn_known = false;
+  uint32_t first_psn = 0;
 };
 
 // A sent, not yet cumulatively acknowledged packet (reliability: the SACK scoreboard).
@@ -90,6 +95,7 @@ struct Engine::Peer {
   // an RMA write being received (rma.cpp): its answer (reserved at the first segment), the
   // verdict of the MR check and where the data goes
   SendMsg* rma_answer = nullptr;
+  SendMsg* dc_answer = nullptr;       // the delivery answer of the message being reassembled
   Status rma_status = Status::Ok;
   uint8_t* rma_base = nullptr;
   void* rma_region = nullptr;

@@ -56,6 +56,7 @@ struct UnexEntry {
   bool discard = false;          // FI_DISCARD while still arriving: freed once complete
   RecvEntry* claimed = nullptr;  // a receive taken while the message was still arriving
   void* claim_context = nullptr; // Queue::Claimed: the FI_PEEK|FI_CLAIM operation's context
+  void* answer = nullptr;        // the engine's delivery answer, sent when a receive takes it
   uint8_t* buf = nullptr;        // msg_len bytes: inline_buf or malloc'd
   uint8_t inline_buf[kInlineBytes];
   UnexEntry* prev = nullptr;

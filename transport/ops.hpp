@@ -19,6 +19,10 @@ constexpr uint32_t kOpTagged = 1u << 0;      // tagged send / receive
 constexpr uint32_t kOpCqData = 1u << 1;      // send carries remote CQ data
 constexpr uint32_t kOpCompletion = 1u << 2;  // report a CQ entry on success
 constexpr uint32_t kOpInject = 1u << 3;      // copy the payload now (buffer reusable at return)
+constexpr uint32_t kOpMore = 1u << 8;        // FI_MORE: more posts follow; the flush can wait
+// FI_DELIVERY_COMPLETE (send): complete once the target has placed the message in a receive
+// buffer (or discarded it), not when it is acknowledged (FI_TRANSMIT_COMPLETE, the default).
+constexpr uint32_t kOpDeliveryComplete = 1u << 9;
 // Receive-only flags (fi_tagged(3), fi_msg(3)):
 constexpr uint32_t kOpMultiRecv = 1u << 4;   // FI_MULTI_RECV: the buffer takes many messages
 constexpr uint32_t kOpPeek = 1u << 5;        // FI_PEEK: report a matching unexpected message

@@ -82,8 +82,21 @@ Status Engine::recv_claimed(const RecvOp& op) noexcept {
 
 void Engine::discard(UnexEntry* u) noexcept {
   matcher_.take(u);
-  if (u->complete) matcher_.free_unexpected(u);
-  else u->discard = true;  // still arriving: freed when its last segment is in
+  if (u->complete) {
+    answer_delivery(u);  // processed by the target: FI_DELIVERY_COMPLETE holds
+    matcher_.free_unexpected(u);
+  } else {
+    u->discard = true;  // still arriving: freed when its last segment is in
+  }
+}
+
+void Engine::answer_delivery(UnexEntry* u) noexcept {
+  if (!u->answer) return;
+  auto* a = static_cast<SendMsg*>(u->answer);
+  u->answer = nullptr;
+  Peer& p = P(u->peer);
+  if (p.dead) send_pool_.put(a);
+  else queue_msg(p, a);
 }
 
 void Engine::receive_unexpected(UnexEntry* u, RecvEntry* r) noexcept {
@@ -94,6 +107,7 @@ void Engine::receive_unexpected(UnexEntry* u, RecvEntry* r) noexcept {
   copy_to_iov(r->op.iov, r->op.iov_count, 0, u->buf, std::min<uint64_t>(u->msg_len, r->cap));
   finish_recv(r, u->peer, u->msg_len, u->flags, u->tag, u->cq_data,
               u->msg_len > r->cap ? Status::Truncated : Status::Ok);
+  answer_delivery(u);
   matcher_.free_unexpected(u);
 }
 
@@ -146,6 +160,7 @@ void Engine::finish_probe(const RecvOp& op, const UnexEntry* u, uint64_t len, St
 
 void Engine::finish_unexpected(UnexEntry* u) noexcept {
   if (u->discard) {
+    answer_delivery(u);
     matcher_.free_unexpected(u);
     return;
   }

@@ -69,6 +69,7 @@ Status Engine::rma(const RmaOp& op) noexcept {
   s.status = Status::Ok;
   s.in_use = true;
   s.request_done = s.answered = false;
+  s.message = false;
 
   m->op = SendOp{};
   m->op.peer = op.peer;
@@ -133,7 +134,7 @@ Status Engine::rma(const RmaOp& op) noexcept {
     return Status::Ok;
   }
   queue_msg(p, m);
-  flush();
+  if (!(op.flags & kOpMore)) flush();
   return Status::Ok;
 }
 
@@ -152,6 +153,17 @@ void Engine::finish_rma(RmaSlot& s) noexcept {
   if (!s.request_done || !s.answered) return;
   Completion c;
   c.context = s.op.context;
+  if (s.message) {  // a delivery-complete send
+    c.flags = kCompSend | ((s.op.flags & kOpTagged) ? kCompTagged : 0);
+    c.cq_entry = s.status != Status::Ok || (s.op.flags & kOpCompletion);
+    c.status = s.status;
+    c.len = s.len;
+    if (s.op.peer < peers_.size() && P(s.op.peer).rma_pending) --P(s.op.peer).rma_pending;
+    s.in_use = false;
+    rma_free_.push_back(s.id & 0xffffu);
+    sink_.on_completion(c);
+    return;
+  }
   const bool atomic = is_atomic(s.op.kind);
   const bool reads = s.op.kind == RmaKind::Read || s.op.kind == RmaKind::FetchAtomic ||
                      s.op.kind == RmaKind::CompareAtomic;
@@ -175,8 +187,21 @@ void Engine::fail_rma(PeerId pid, Status st) noexcept {
   }
 }
 
-void Engine::on_answer(const wire::Header& h, const wire::RmaExt& e, const uint8_t* data,
-                       uint32_t len) noexcept {
+void Engine::on_answer(PeerId pid, const wire::Header& h, const wire::RmaExt& e,
+                       const uint8_t* data, uint32_t len) noexcept {
+  if (h.type == wire::Type::RmaResp && e.atomic_kind == wire::kAnswerDelivery) {
+    // A delivery-complete message was placed: op_id is its first PSN.
+    for (RmaSlot& s : rma_slots_) {
+      if (!s.in_use || !s.message || s.answered || !s.psn_known || s.op.peer != pid ||
+          s.first_psn != e.op_id)
+        continue;
+      s.answered = true;
+      finish_rma(s);
+      return;
+    }
+    ++stats_.drop_protocol;
+    return;
+  }
   const uint32_t idx = e.op_id & 0xffffu;
   RmaSlot* s = idx < rma_slots_.size() ? &rma_slots_[idx] : nullptr;
   if (!s || !s->in_use || s->id != e.op_id || s->answered || e.status >= util::kStatusCount) {
@@ -255,7 +280,7 @@ bool Engine::on_rma(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* p
     case wire::Type::RmaWrite: return serve_write(p, pid, h, e, data, len);
     case wire::Type::RmaReadReq: return serve_read(p, pid, e);
     case wire::Type::Atomic: return serve_atomic(p, pid, h, e, data, len);
-    default: on_answer(h, e, data, len); return true;
+    default: on_answer(pid, h, e, data, len); return true;
   }
 }
 

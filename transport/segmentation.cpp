@@ -15,6 +15,8 @@ Status Engine::send(const SendOp& op) noexcept {
   if (!cfg_.reliable) return send_dgram(op, len);
 
   if (send_pool_.in_use() >= cfg_.tx_size) return Status::NoResource;  // the rest is for answers
+  const bool dc = op.flags & kOpDeliveryComplete;
+  if (dc && rma_free_.empty()) return Status::NoResource;
   SendMsg* m = send_pool_.get();
   if (!m) return Status::NoResource;
   m->op = op;
@@ -31,6 +33,25 @@ Status Engine::send(const SendOp& op) noexcept {
     m->op.iov_count = 1;
   }
   Peer& p = P(op.peer);
+  if (dc) {  // completes on the target's delivery answer (rma.cpp), not on the ACK
+    const uint32_t idx = rma_free_.back();
+    rma_free_.pop_back();
+    RmaSlot& s = rma_slots_[idx];
+    s.op = RmaOp{};
+    s.op.peer = op.peer;
+    s.op.context = op.context;
+    s.op.flags = op.flags;
+    s.id = ((s.id + 0x10000u) & 0xffff0000u) | idx;
+    s.len = len;
+    s.status = Status::Ok;
+    s.in_use = true;
+    s.request_done = s.answered = false;
+    s.message = true;
+    s.psn_known = false;
+    m->origin = SendMsg::Origin::Rma;
+    m->rma_slot = idx;
+    ++p.rma_pending;
+  }
   // Zero copy: segments are attached from the application's memory (pinned until the message
   // is acknowledged and the I/O layer has let go of it); injects are already copied.
   if (!(op.flags & kOpInject) && len >= zc_min_ && !p.dead) m->pin = io_.pin_open();
@@ -39,7 +60,7 @@ Status Engine::send(const SendOp& op) noexcept {
     return Status::Ok;
   }
   queue_msg(p, m);
-  flush();
+  if (!(op.flags & kOpMore)) flush();
   return Status::Ok;
 }
 
@@ -74,6 +95,10 @@ void Engine::pump(Peer& p) noexcept {
     uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(seg_cap(m), m.len - off));
     Seq32 psn = p.snd_nxt;
     if (!emit_segment(p, m, off, len, psn, false)) break;
+    if (off == 0 && m.origin == SendMsg::Origin::Rma && rma_slots_[m.rma_slot].message) {
+      rma_slots_[m.rma_slot].first_psn = psn.raw();  // the delivery answer names it so
+      rma_slots_[m.rma_slot].psn_known = true;
+    }
     p.flow.persist_probe = false;
     TxSlot& s = p.txw[psn.raw() & wmask_];
     s.msg = &m;
@@ -108,7 +133,8 @@ bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32
   const uint32_t ext = wire::is_rma(m.type) ? uint32_t(wire::kRmaExtBytes) : 0;
   h.flags = (off == 0 ? wire::kFirst : 0) | (uint64_t(off) + len == m.len ? wire::kLast : 0) |
             ((m.op.flags & kOpTagged) ? wire::kTagged : 0) |
-            ((m.op.flags & kOpCqData) ? wire::kCqData : 0) | (retransmit ? wire::kRetransmit : 0);
+            ((m.op.flags & kOpCqData) ? wire::kCqData : 0) | (retransmit ? wire::kRetransmit : 0) |
+            ((m.op.flags & kOpDeliveryComplete) ? wire::kDeliveryReq : 0);
   h.payload_len = static_cast<uint16_t>(ext + len);
   h.src_ep = cfg_.ep_id;
   h.dst_ep = p.addr.ep_id;
@@ -152,16 +178,27 @@ bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* 
   if (wire::is_rma(h.type)) return on_rma(p, pid, h, payload);
   if (h.flags & wire::kFirst) {
     if (p.cur_recv || p.cur_unex) abort_current(p, pid);  // a message was cut short
+    SendMsg* answer = nullptr;  // FI_DELIVERY_COMPLETE: reserved now, sent once placed
+    if (h.flags & wire::kDeliveryReq) {
+      answer = new_answer(pid, h.psn);
+      if (!answer) return false;  // no answer slot: not accepted now; the sender resends
+      answer->ext.atomic_kind = wire::kAnswerDelivery;
+    }
     const bool tagged = h.flags & wire::kTagged;
     if (RecvEntry* r = matcher_.match_posted(pid, tagged, h.tag, h.msg_len)) {
       p.cur_recv = r;
       r->received = 0;
+      p.dc_answer = answer;
     } else {
       // Every entry counts against max_unexpected_bytes (its bookkeeping too), so a sender
       // of endless small messages cannot grow our memory without bound: at the limit the
       // packet stays unacknowledged (the caller answers with our credits).
       UnexEntry* u = matcher_.new_unexpected(pid, h.flags, h.tag, h.cq_data, h.msg_len);
-      if (!u) return false;
+      if (!u) {
+        if (answer) send_pool_.put(answer);
+        return false;
+      }
+      u->answer = answer;
       p.cur_unex = u;
     }
     p.cur_msg_len = h.msg_len;
@@ -190,6 +227,10 @@ bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* 
       p.cur_recv = nullptr;
       finish_recv(r, pid, h.msg_len, p.cur_flags, p.cur_tag, p.cur_data,
                   h.msg_len > r->cap ? Status::Truncated : Status::Ok);
+      if (SendMsg* a = p.dc_answer) {  // placed: tell the sender (FI_DELIVERY_COMPLETE)
+        p.dc_answer = nullptr;
+        queue_msg(p, a);
+      }
     }
   } else {
     UnexEntry* u = p.cur_unex;
@@ -209,6 +250,14 @@ bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* 
 }
 
 void Engine::fail_current(Peer& p, PeerId pid, Status st) noexcept {
+  if (p.dc_answer) {  // the message never got placed: no delivery to report
+    send_pool_.put(p.dc_answer);
+    p.dc_answer = nullptr;
+  }
+  if (p.cur_unex && p.cur_unex->answer) {
+    send_pool_.put(static_cast<SendMsg*>(p.cur_unex->answer));
+    p.cur_unex->answer = nullptr;
+  }
   if (p.cur_recv) {
     RecvEntry* r = p.cur_recv;
     p.cur_recv = nullptr;

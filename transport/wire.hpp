@@ -81,7 +81,10 @@ constexpr uint16_t kCqData = 1u << 3;     // remote CQ data present (cq_data val
 constexpr uint16_t kAckValid = 1u << 4;   // ack_psn (and sack) valid
 constexpr uint16_t kAckReq = 1u << 5;     // receiver should acknowledge at once
 constexpr uint16_t kRetransmit = 1u << 6; // this is a retransmission (statistics only)
-constexpr uint16_t kKnownFlags = 0x7f;
+constexpr uint16_t kDeliveryReq = 1u << 7;// Data: answer (RmaResp, op_id = first PSN) once placed
+constexpr uint16_t kKnownFlags = 0xff;
+// RmaExt::atomic_kind of an RmaResp that answers a kDeliveryReq message (op_id = its first PSN).
+constexpr uint8_t kAnswerDelivery = 3;
 
 // True for the types that travel in the PSN stream (Data and the RMA/atomic types).
 constexpr bool carries_psn(Type t) noexcept {

@@ -10,7 +10,8 @@ namespace pollfab::providers::packet {
 
 // Caps the transport endpoints implement (RDM and DGRAM alike).
 constexpr uint64_t kTransportCaps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
-                                    FI_MULTI_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
+                                    FI_MULTI_RECV | FI_SOURCE | FI_SOURCE_ERR | FI_LOCAL_COMM |
+                                    FI_REMOTE_COMM;
 // RDM endpoints add RMA and atomics (fi_rma(3), fi_atomic(3)) with target-side counters.
 constexpr uint64_t kTransportRdmCaps = FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ |
                                        FI_REMOTE_WRITE | FI_RMA_EVENT;

@@ -178,6 +178,8 @@ ssize_t TransportEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tag
   op.flags = (tagged ? transport::kOpTagged : 0) |
              ((flags & FI_REMOTE_CQ_DATA) ? transport::kOpCqData : 0) |
              ((flags & FI_INJECT) ? transport::kOpInject : 0) |
+             ((flags & FI_MORE) ? transport::kOpMore : 0) |
+             ((flags & FI_DELIVERY_COMPLETE) ? transport::kOpDeliveryComplete : 0) |
              ((!inject_call && (!tx_selective_ || (flags & FI_COMPLETION))) ? transport::kOpCompletion : 0);
   return -core::fi_errno_of(engine_->send(op));
 }
@@ -227,9 +229,29 @@ void TransportEndpoint::on_completion(const Completion& c) noexcept {
   uint64_t fl = (send ? FI_SEND : FI_RECV) | ((c.flags & transport::kCompTagged) ? FI_TAGGED : FI_MSG);
   if (c.flags & transport::kCompRemoteCqData) fl |= FI_REMOTE_CQ_DATA;
   if (c.flags & transport::kCompMultiRecv) fl |= FI_MULTI_RECV;
+  const uint64_t tag = (c.flags & transport::kCompTagged) ? c.tag : 0;
   if (ok) {
-    cq->push(c.context, fl, send ? 0 : c.len, send ? nullptr : c.buf, c.cq_data,
-             (c.flags & transport::kCompTagged) ? c.tag : 0, send ? FI_ADDR_NOTAVAIL : source_of(c));
+    const fi_addr_t src = send ? FI_ADDR_NOTAVAIL : source_of(c);
+    if (src == FI_ADDR_NOTAVAIL && !send && (caps_ & FI_SOURCE_ERR) && c.peer != transport::kNoPeer) {
+      // FI_SOURCE_ERR (fi_cq(3)): a sender the AV does not know is an FI_EADDRNOTAVAIL error
+      // entry whose err_data is its address in this endpoint's format (for fi_av_insert).
+      const transport::PeerAddr& pa = engine_->peer_addr(c.peer);
+      uint8_t name[kNameBytes];
+      Name::from_host(tdom_->kind(), pa.host, pa.ep_id).encode(name);
+      fi_cq_err_entry e{};
+      e.op_context = c.context;
+      e.flags = fl;
+      e.len = c.len;
+      e.buf = c.buf;
+      e.data = c.cq_data;
+      e.tag = tag;
+      e.err = FI_EADDRNOTAVAIL;
+      e.err_data = name;
+      e.err_data_size = sizeof name;
+      cq->push_error(e);
+      return;
+    }
+    cq->push(c.context, fl, send ? 0 : c.len, send ? nullptr : c.buf, c.cq_data, tag, src);
     return;
   }
   fi_cq_err_entry e{};

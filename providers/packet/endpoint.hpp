@@ -10,6 +10,10 @@
 // context), -FI_EOPBADSTATE (not enabled). Failures after acceptance are CQ error entries:
 // FI_ETRUNC (receive buffer too small, olen = bytes lost), FI_ECANCELED, FI_ENOMSG (an
 // FI_PEEK found nothing), FI_EIO (peer restarted), FI_ETIMEDOUT (peer declared dead).
+// Send completion (fi_cq(3)): FI_TRANSMIT_COMPLETE (the default, and what FI_INJECT_COMPLETE
+// gets: the target has the message, possibly buffered); FI_DELIVERY_COMPLETE (placed in a
+// receive buffer or discarded at the target); FI_MORE defers the flush. RMA and atomics always
+// complete at delivery (the target answered).
 // Receive flags (fi_tagged(3), fi_msg(3)): FI_MULTI_RECV (FI_OPT_MIN_MULTI_RECV, default
 // kDefaultMinMultiRecv bytes), FI_PEEK, FI_PEEK|FI_CLAIM, FI_CLAIM, FI_DISCARD.
 #pragma once

@@ -45,6 +45,7 @@ int TransportEndpoint::atomic_valid(core::AtomicKind kind, fi_datatype dt, fi_op
 
 uint32_t TransportEndpoint::rma_flags(uint64_t flags, bool inject_call) const noexcept {
   return ((flags & FI_INJECT) ? transport::kOpInject : 0) |
+         ((flags & FI_MORE) ? transport::kOpMore : 0) |
          ((flags & FI_REMOTE_CQ_DATA) ? transport::kOpCqData : 0) |
          ((!inject_call && (!tx_selective_ || (flags & FI_COMPLETION))) ? transport::kOpCompletion : 0);
 }

@@ -253,3 +253,39 @@ TEST(OfiMsg, MultiRecvBufferTakesSeveralMessagesAndReleasesOnce) {
 
 }  // namespace
 }  // namespace pollfab::ofitest
+
+namespace pollfab::ofitest {
+namespace {
+
+TEST(OfiCompletion, DeliveryCompleteWaitsForTheReceiveTransmitCompleteDoesNot) {
+  Ofi f(kCaps);
+  ASSERT_TRUE(f.ok());
+  Ep& r = f.add_ep();
+  Ep& s = f.add_ep();
+  iovec iov{const_cast<char*>("dc"), 2};
+  fi_msg_tagged m{};
+  m.msg_iov = &iov;
+  m.iov_count = 1;
+  m.addr = r.self;
+  m.tag = 4;
+  fi_context dc, tc;
+  m.context = &dc;
+  ASSERT_EQ(fi_tsendmsg(s.ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE), 0);
+  m.context = &tc;
+  m.tag = 5;
+  ASSERT_EQ(fi_tsendmsg(s.ep, &m, FI_COMPLETION | FI_TRANSMIT_COMPLETE), 0);
+  fi_cq_tagged_entry e;
+  ASSERT_EQ(Ofi::wait(s.cq, e), 1);  // the transmit-complete one: received, still unexpected
+  EXPECT_EQ(e.op_context, &tc);
+  EXPECT_TRUE(Ofi::quiet(s.cq, std::chrono::milliseconds(100)));  // not placed yet
+  char buf[4];
+  fi_context rc;
+  ASSERT_EQ(fi_trecv(r.ep, buf, sizeof buf, nullptr, FI_ADDR_UNSPEC, 4, 0, &rc), 0);
+  ASSERT_EQ(Ofi::wait(r.cq, e), 1);
+  ASSERT_EQ(Ofi::wait(s.cq, e), 1);  // now placed
+  EXPECT_EQ(e.op_context, &dc);
+  EXPECT_EQ(e.flags, FI_SEND | FI_TAGGED);
+}
+
+}  // namespace
+}  // namespace pollfab::ofitest

@@ -325,8 +325,9 @@ void check_triple(Pair& t, TestMrs& mrs, AtomicOp op, AtomicType type, RmaKind k
     std::memcpy(&got, r.bytes.data() + 16 + i * sizeof(T), sizeof got);
     EXPECT_TRUE(got == want[i]) << "op " << int(op) << " type " << int(type) << " kind "
                                 << int(kind) << " element " << i;
-    if (kind != RmaKind::Atomic)
+    if (kind != RmaKind::Atomic) {
       EXPECT_TRUE(result[i] == target[i]) << "fetched value, op " << int(op) << " type " << int(type);
+    }
   }
 }
 

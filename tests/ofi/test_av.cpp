@@ -1,0 +1,85 @@
+// Address vectors (fi_av(3)) and sources (fi_cq(3)): FI_AV_TABLE indexes, fi_av_remove of a
+// peer with a send in flight (the send completes; the removed address is refused afterwards),
+// FI_SOURCE_ERR for a sender the AV does not know (an FI_EADDRNOTAVAIL error entry whose
+// err_data is the sender's name, which fi_av_insert then accepts).
+#include <cstring>
+
+#include "tests/ofi/ofi_fixture.hpp"
+
+namespace pollfab::ofitest {
+namespace {
+
+constexpr uint64_t kCaps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV | FI_LOCAL_COMM |
+                           FI_REMOTE_COMM | FI_SOURCE | FI_SOURCE_ERR;
+
+TEST(OfiAv, TableAddressesAreIndexesAndSourcesReportThem) {
+  Ofi f(kCaps, FI_AV_TABLE);
+  ASSERT_TRUE(f.ok());
+  Ep& a = f.add_ep();
+  Ep& b = f.add_ep();
+  EXPECT_EQ(a.self, 0u);
+  EXPECT_EQ(b.self, 1u);
+  char buf[16] = {};
+  fi_context rc, sc;
+  ASSERT_EQ(fi_trecv(b.ep, buf, sizeof buf, nullptr, 0 /* a, directed */, 1, 0, &rc), 0);
+  ASSERT_EQ(fi_tsend(a.ep, "table", 5, nullptr, 1, 1, &sc), 0);
+  fi_cq_tagged_entry e;
+  fi_addr_t src = FI_ADDR_NOTAVAIL;
+  ASSERT_EQ(Ofi::wait(b.cq, e, nullptr, &src), 1);
+  EXPECT_EQ(src, 0u);
+  EXPECT_EQ(std::string(buf, 5), "table");
+  ASSERT_EQ(Ofi::wait(a.cq, e), 1);
+}
+
+TEST(OfiAv, RemovingAPeerWithASendInFlightCompletesItThenRefusesTheAddress) {
+  Ofi f(kCaps);
+  ASSERT_TRUE(f.ok());
+  Ep& s = f.add_ep();
+  Ep& r = f.add_ep();
+  std::vector<char> big(1 << 20, 'z'), in(1 << 20);
+  fi_context sc, rc;
+  ASSERT_EQ(fi_trecv(r.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, 2, 0, &rc), 0);
+  ASSERT_EQ(fi_tsend(s.ep, big.data(), big.size(), nullptr, r.self, 2, &sc), 0);
+  fi_addr_t gone = r.self;
+  ASSERT_EQ(fi_av_remove(f.av(), &gone, 1, 0), 0);  // while the megabyte is on its way
+  fi_cq_tagged_entry e;
+  ASSERT_EQ(Ofi::wait(s.cq, e), 1);
+  EXPECT_EQ(e.op_context, &sc);
+  ASSERT_EQ(Ofi::wait(r.cq, e), 1);
+  EXPECT_EQ(e.len, big.size());
+  EXPECT_EQ(in, big);
+  EXPECT_EQ(fi_tsend(s.ep, "x", 1, nullptr, gone, 2, &sc), -FI_EINVAL);
+}
+
+TEST(OfiAv, AnUnknownSenderIsASourceErrorWithItsName) {
+  Ofi f(kCaps);
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE(f.info()->caps & FI_SOURCE_ERR);
+  Ep& s = f.add_ep();
+  Ep& r = f.add_ep();
+  fi_addr_t old = s.self;
+  ASSERT_EQ(fi_av_remove(f.av(), &old, 1, 0), 0);  // r no longer knows s
+  char buf[8] = {};
+  fi_context rc, sc;
+  ASSERT_EQ(fi_trecv(r.ep, buf, sizeof buf, nullptr, FI_ADDR_UNSPEC, 3, 0, &rc), 0);
+  ASSERT_EQ(fi_tsend(s.ep, "who", 3, nullptr, r.self, 3, &sc), 0);
+  fi_cq_tagged_entry e;
+  fi_cq_err_entry err{};
+  ASSERT_EQ(Ofi::wait(r.cq, e, &err), -FI_EAVAIL);
+  EXPECT_EQ(err.err, FI_EADDRNOTAVAIL);
+  EXPECT_EQ(err.op_context, &rc);
+  EXPECT_EQ(err.len, 3u);
+  EXPECT_EQ(std::string(buf, 3), "who");  // the data was received
+  ASSERT_EQ(err.err_data_size, s.name.size());
+  EXPECT_EQ(std::memcmp(err.err_data, s.name.data(), s.name.size()), 0);
+  fi_addr_t back = FI_ADDR_NOTAVAIL;
+  ASSERT_EQ(fi_av_insert(f.av(), err.err_data, 1, &back, 0, nullptr), 1);
+  ASSERT_EQ(fi_trecv(r.ep, buf, sizeof buf, nullptr, FI_ADDR_UNSPEC, 3, 0, &rc), 0);
+  ASSERT_EQ(fi_tsend(s.ep, "me", 2, nullptr, r.self, 3, &sc), 0);
+  fi_addr_t src = FI_ADDR_NOTAVAIL;
+  ASSERT_EQ(Ofi::wait(r.cq, e, nullptr, &src), 1);
+  EXPECT_EQ(src, back);
+}
+
+}  // namespace
+}  // namespace pollfab::ofitest
