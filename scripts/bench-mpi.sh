@@ -56,3 +56,7 @@ row "latency 8 B (us)" 8 2 lower
 row "latency 4 KiB (us)" 4096 2 lower
 row "bandwidth 1 MiB (MB/s)" 1048576 3 higher
 echo "ratio: latency reference/pollfab, bandwidth pollfab/reference (above 1: pollfab better)"
+# memif speed follows where the host put the two vCPUs (docs/architecture-notes.md): compare
+# pollfab's figures only between runs with the same placement.
+xc=$(build/apps/pollfab-bench-xcore --cpus 0,1 --ms 100 2>/dev/null | sed -n 's/^xcore_rtt_ns=//p' || true)
+echo "vCPU placement, cache-line round trip CPU0<->CPU1: ${xc:-?} ns (near < 150 ns)"

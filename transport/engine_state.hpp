@@ -30,6 +30,21 @@ struct Engine::SendMsg {
   SendMsg* next = nullptr;   // peer FIFO; then the pinned list
   PinId pin = kNoPin;        // zero copy: segments attached from op.iov under this pin
   Status status = Status::Ok;  // the result, while the completion waits for the pin
+
+  // A fresh message of origin o from the pool (the inject buffer stays this slot's).
+  void reset(Origin o) noexcept {
+    op = SendOp{};
+    type = wire::Type::Data;
+    ext = wire::RmaExt{};
+    origin = o;
+    rma_slot = 0;
+    len = 0;
+    next_offset = 0;
+    segmented = false;
+    next = nullptr;
+    pin = kNoPin;
+    status = Status::Ok;
+  }
 };
 
 // An RMA/atomic operation of ours, from its request until both the request is acknowledged

@@ -7,7 +7,7 @@
 namespace pollfab::transport {
 
 FaultIo::FaultIo(PacketIo& inner, const Clock& clock, FaultIoConfig cfg)
-    : inner_(inner), clock_(clock), cfg_(std::move(cfg)), inj_(cfg_.faults), held_(cfg_.max_held) {}
+    : PacketIoFilter(inner), clock_(clock), cfg_(std::move(cfg)), inj_(cfg_.faults), held_(cfg_.max_held) {}
 
 FaultIo::~FaultIo() {
   flush_out();
@@ -15,20 +15,6 @@ FaultIo::~FaultIo() {
     PacketBuf p = h.pkt;
     inner_.free(&p, 1);
   });
-}
-
-bool FaultIo::own_bytes(PacketBuf& pkt) noexcept {
-  if (!pkt.ext_len) return true;
-  PacketBuf own;
-  if (inner_.alloc(&own, 1) != 1) return false;
-  const uint32_t head = pkt.len - pkt.ext_len;
-  std::memcpy(own.data, pkt.data, head);
-  std::memcpy(own.data + head, pkt.ext, pkt.ext_len);
-  own.len = pkt.len;
-  own.route = pkt.route;
-  inner_.free(&pkt, 1);  // drops the reference on the application's memory
-  pkt = own;
-  return true;
 }
 
 bool FaultIo::corrupt(PacketBuf& pkt) noexcept {

@@ -35,7 +35,7 @@
 #include "transport/clock.hpp"
 #include "transport/delay_line.hpp"
 #include "transport/fault_injector.hpp"
-#include "transport/packet_io.hpp"
+#include "transport/packet_io_filter.hpp"
 
 namespace pollfab::transport {
 
@@ -63,33 +63,17 @@ struct FaultIoConfig {
   uint32_t max_held = 256;            // packets held (reorder, delay) at once
 };
 
-class FaultIo final : public PacketIo {
+class FaultIo final : public PacketIoFilter {
  public:
   // inner and clock must outlive this object.
   FaultIo(PacketIo& inner, const Clock& clock, FaultIoConfig cfg);
   // Frees held packets through the wrapped layer.
   ~FaultIo() override;
-  FaultIo(const FaultIo&) = delete;
-  FaultIo& operator=(const FaultIo&) = delete;
 
-  uint32_t max_packet_bytes() const noexcept override { return inner_.max_packet_bytes(); }
-  uint16_t alloc(PacketBuf* out, uint16_t n) noexcept override { return inner_.alloc(out, n); }
   uint16_t tx_burst(PacketBuf* pkts, uint16_t n) noexcept override;
-  void free(PacketBuf* pkts, uint16_t n) noexcept override { inner_.free(pkts, n); }
-  void resolve(const HostAddr& host, Route& route) noexcept override { inner_.resolve(host, route); }
   uint16_t rx_burst(PacketBuf* out, uint16_t n) noexcept override;
   void service() noexcept override;
   size_t counters(util::Counter* out, size_t max) const noexcept override;
-  uint32_t zero_copy_min_bytes() const noexcept override { return inner_.zero_copy_min_bytes(); }
-  PinId pin_open() noexcept override { return inner_.pin_open(); }
-  bool attach(PacketBuf& pkt, const uint8_t* data, uint32_t len, PinId pin) noexcept override {
-    return inner_.attach(pkt, data, len, pin);
-  }
-  bool pinned(PinId pin) const noexcept override { return inner_.pinned(pin); }
-  void pin_close(PinId pin) noexcept override { inner_.pin_close(pin); }
-  bool clone(const PacketBuf& pkt, PacketBuf& out) noexcept override {
-    return inner_.clone(pkt, out);
-  }
 
   // Sends the held packets whose time has come (also done by tx_burst, rx_burst, service).
   void release_due() noexcept;
@@ -101,16 +85,12 @@ class FaultIo final : public PacketIo {
   bool references(const void* p, size_t n) const noexcept;
   const FaultStats& fault_stats() const noexcept { return inj_.stats(); }
   const WindowStats& window_stats() const noexcept { return wstats_; }
-  PacketIo& inner() noexcept { return inner_; }
 
  private:
   struct Held {
     PacketBuf pkt;
     Route route;  // pkt.route points here once released
   };
-  // Gives pkt bytes of its own: attached (zero-copy) memory is copied into a new buffer and
-  // the reference dropped. False if no buffer was free (pkt unchanged).
-  bool own_bytes(PacketBuf& pkt) noexcept;
   // Flips one bit of pkt (copying it into its own buffer first if the bit lies in attached
   // memory). False if that copy found no buffer (the packet is then dropped).
   bool corrupt(PacketBuf& pkt) noexcept;
@@ -118,7 +98,6 @@ class FaultIo final : public PacketIo {
   void emit(PacketBuf& pkt, uint64_t delay_ns, uint64_t now) noexcept;
   void flush_out() noexcept;
 
-  PacketIo& inner_;
   const Clock& clock_;
   FaultIoConfig cfg_;
   FaultInjector inj_;

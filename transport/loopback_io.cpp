@@ -1,7 +1,5 @@
 #include "transport/loopback_io.hpp"
 
-#include <cstring>
-
 namespace pollfab::transport {
 
 LoopbackIo::~LoopbackIo() {
@@ -13,16 +11,7 @@ bool LoopbackIo::loop(PacketBuf& pkt) noexcept {
     ++ring_full_;
     return false;
   }
-  if (pkt.ext_len) {  // zero copy: the receiver gets a contiguous buffer of its own
-    PacketBuf copy;
-    if (inner_.alloc(&copy, 1) != 1) return false;
-    const uint32_t head = pkt.len - pkt.ext_len;
-    std::memcpy(copy.data, pkt.data, head);
-    std::memcpy(copy.data + head, pkt.ext, pkt.ext_len);
-    copy.len = pkt.len;
-    inner_.free(&pkt, 1);  // drops the reference to the application's memory
-    pkt = copy;
-  }
+  if (!own_bytes(pkt)) return false;  // zero copy: the receiver gets a buffer of its own
   pkt.src = local_;
   pkt.route = nullptr;
   ring_[tail_++ & (kRingPackets - 1)] = pkt;

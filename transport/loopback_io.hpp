@@ -12,42 +12,26 @@
 #pragma once
 #include <cstdint>
 
-#include "transport/packet_io.hpp"
+#include "transport/packet_io_filter.hpp"
 
 namespace pollfab::transport {
 
-class LoopbackIo final : public PacketIo {
+class LoopbackIo final : public PacketIoFilter {
  public:
   static constexpr uint32_t kRingPackets = 1024;  // power of two
 
   // inner must outlive this object; local is the host address of this domain's names.
-  LoopbackIo(PacketIo& inner, const HostAddr& local) noexcept : inner_(inner), local_(local) {}
+  LoopbackIo(PacketIo& inner, const HostAddr& local) noexcept : PacketIoFilter(inner), local_(local) {}
   // Frees the packets still in the ring through the wrapped layer.
   ~LoopbackIo() override;
-  LoopbackIo(const LoopbackIo&) = delete;
-  LoopbackIo& operator=(const LoopbackIo&) = delete;
 
-  uint32_t max_packet_bytes() const noexcept override { return inner_.max_packet_bytes(); }
-  uint16_t alloc(PacketBuf* out, uint16_t n) noexcept override { return inner_.alloc(out, n); }
   uint16_t tx_burst(PacketBuf* pkts, uint16_t n) noexcept override;
-  void free(PacketBuf* pkts, uint16_t n) noexcept override { inner_.free(pkts, n); }
   void resolve(const HostAddr& host, Route& route) noexcept override {
     inner_.resolve(host, route);
     route.loopback = host == local_;
   }
   uint16_t rx_burst(PacketBuf* out, uint16_t n) noexcept override;
-  void service() noexcept override { inner_.service(); }
   size_t counters(util::Counter* out, size_t max) const noexcept override;
-  uint32_t zero_copy_min_bytes() const noexcept override { return inner_.zero_copy_min_bytes(); }
-  PinId pin_open() noexcept override { return inner_.pin_open(); }
-  bool attach(PacketBuf& pkt, const uint8_t* data, uint32_t len, PinId pin) noexcept override {
-    return inner_.attach(pkt, data, len, pin);
-  }
-  bool pinned(PinId pin) const noexcept override { return inner_.pinned(pin); }
-  void pin_close(PinId pin) noexcept override { inner_.pin_close(pin); }
-  bool clone(const PacketBuf& pkt, PacketBuf& out) noexcept override {
-    return inner_.clone(pkt, out);
-  }
 
   uint32_t queued() const noexcept { return tail_ - head_; }
   uint64_t looped_packets() const noexcept { return looped_; }
@@ -56,7 +40,6 @@ class LoopbackIo final : public PacketIo {
   // Moves local packet pkt into the ring. False: ring full or no buffer for a copy.
   bool loop(PacketBuf& pkt) noexcept;
 
-  PacketIo& inner_;
   HostAddr local_;
   PacketBuf ring_[kRingPackets];
   uint32_t head_ = 0, tail_ = 0;  // free-running; ring_[i & (kRingPackets - 1)]

@@ -71,18 +71,12 @@ Status Engine::rma(const RmaOp& op) noexcept {
   s.request_done = s.answered = false;
   s.message = false;
 
-  m->op = SendOp{};
+  m->reset(SendMsg::Origin::Rma);
   m->op.peer = op.peer;
   m->op.context = op.context;
   m->op.cq_data = op.cq_data;
   m->op.flags = op.kind == RmaKind::Write ? (op.flags & kOpCqData) : 0;
-  m->next_offset = 0;
-  m->segmented = false;
-  m->next = nullptr;
-  m->pin = kNoPin;
-  m->origin = SendMsg::Origin::Rma;
   m->rma_slot = idx;
-  m->ext = wire::RmaExt{};
   m->ext.key = op.key;
   m->ext.addr = op.addr;
   m->ext.op_id = s.id;
@@ -241,16 +235,9 @@ void Engine::on_answer(PeerId pid, const wire::Header& h, const wire::RmaExt& e,
 Engine::SendMsg* Engine::new_answer(PeerId pid, uint32_t op_id) noexcept {
   SendMsg* m = send_pool_.get();  // may use the answer reserve
   if (!m) return nullptr;
-  m->op = SendOp{};
+  m->reset(SendMsg::Origin::Answer);
   m->op.peer = pid;
-  m->len = 0;
-  m->next_offset = 0;
-  m->segmented = false;
-  m->next = nullptr;
-  m->pin = kNoPin;
-  m->origin = SendMsg::Origin::Answer;
   m->type = wire::Type::RmaResp;
-  m->ext = wire::RmaExt{};
   m->ext.op_id = op_id;
   return m;
 }

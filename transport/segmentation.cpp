@@ -19,14 +19,9 @@ Status Engine::send(const SendOp& op) noexcept {
   if (dc && rma_free_.empty()) return Status::NoResource;
   SendMsg* m = send_pool_.get();
   if (!m) return Status::NoResource;
+  m->reset(SendMsg::Origin::App);
   m->op = op;
   m->len = len;
-  m->next_offset = 0;
-  m->segmented = false;
-  m->next = nullptr;
-  m->pin = kNoPin;
-  m->type = wire::Type::Data;
-  m->origin = SendMsg::Origin::App;
   if (op.flags & kOpInject) {
     copy_from_iov(op.iov, op.iov_count, 0, m->inject, len);
     m->op.iov[0] = {m->inject, static_cast<size_t>(len)};

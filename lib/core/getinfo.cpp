@@ -23,10 +23,11 @@ bool str_mismatch(const char* hint, const char* have) {
   return hint && *hint && (!have || strcmp(hint, have) != 0);
 }
 
-// Caps the result reports (ofi_get_caps): hinted primary caps, all secondary caps.
+// Caps the result reports (ofi_get_caps): hinted primary caps, all secondary caps except the
+// opt-in ones (kOptInCaps), which only when hinted.
 uint64_t result_caps(uint64_t prov_caps, uint64_t hint_caps) {
-  if (!hint_caps) return prov_caps;
-  return (hint_caps & kPrimaryCaps) | (prov_caps & kSecondaryCaps) |
+  if (!hint_caps) return prov_caps & ~kOptInCaps;
+  return (hint_caps & kPrimaryCaps) | (prov_caps & kSecondaryCaps & ~kOptInCaps) |
          (hint_caps & kSecondaryCaps & prov_caps);
 }
 

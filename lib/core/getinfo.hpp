@@ -32,6 +32,11 @@ constexpr uint64_t kSecondaryRxCaps = FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT |
                                       FI_RMA_PMEM;
 constexpr uint64_t kDomainCaps = FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV;
 constexpr uint64_t kPrimaryCaps = kPrimaryTxCaps | kPrimaryRxCaps;
+// Secondary caps reported only when the hints ask for them: they change what the application
+// sees (FI_SOURCE_ERR turns a completion from a sender the AV does not know into an error
+// entry), so an application that did not ask must not get them. fi_getinfo(3) lets a provider
+// leave unrequested secondary caps out.
+constexpr uint64_t kOptInCaps = FI_SOURCE_ERR;
 constexpr uint64_t kSecondaryCaps = kSecondaryTxCaps | kSecondaryRxCaps | kDomainCaps;
 
 int getinfo(uint32_t version, const char* node, const char* service, uint64_t flags,

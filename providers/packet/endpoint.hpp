@@ -83,6 +83,8 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   // Close-time linger (transport.linger_ms): flush ACKs, answer retransmissions until quiet.
   void linger() noexcept;
   fi_addr_t source_of(const transport::Completion& c) noexcept;
+  // The error entry of completion c (err from its status), flags as given.
+  static fi_cq_err_entry err_entry(const transport::Completion& c, uint64_t flags) noexcept;
   // on_completion's RMA/atomic half: our operations and peers' accesses to our memory.
   void on_rma_completion(const transport::Completion& c) noexcept;
   uint32_t rma_flags(uint64_t flags, bool inject_call) const noexcept;

@@ -10,7 +10,11 @@
 //      send of its own in flight, in reliable (RDM) mode and again in datagram mode; between
 //      packets the engine progresses and the manual clock moves. Then the two engines of the
 //      pair exchange packets (ACKs, retransmissions, probes) for a bounded simulated time, so
-//      timers and peer-failure detection run on whatever state the input left.
+//      timers and peer-failure detection run on whatever state the input left. Both engines
+//      serve RMA and atomics on one 4 KiB region (key 1, offsets; key 2: read-only), and b has
+//      an RMA read of its own waiting for an answer, so requests and answers in the input reach
+//      the target's checks and the initiator's answer matching. Seeds include RMA writes, reads,
+//      atomics and delivery-complete sends.
 //  Checks: no crash, no ASan/LSan/UBSan report, completions sane (length within the buffer,
 //  a known context), and after destroying both engines every link buffer is back in the pool
 //  except the packets still in flight (a PacketBuf the engine forgot to free would show here).
@@ -72,12 +76,29 @@ EngineConfig engine_config(bool reliable, uint32_t epoch) {
   return c;
 }
 
+// Memory regions by key (addr = offset): 1 read-write, 2 read-only, both 4 KiB.
+struct FuzzMrs final : MrLookup {
+  uint8_t mem[2][4096] = {};
+  pollfab::util::Status resolve(uint64_t key, uint64_t addr, uint64_t len, uint32_t access,
+                                uint8_t** out, void** region) noexcept override {
+    if (key != 1 && key != 2) return pollfab::util::Status::Invalid;
+    if (key == 2 && (access & kAccessRemoteWrite)) return pollfab::util::Status::Permission;
+    if (addr > sizeof mem[0] || len > sizeof mem[0] - addr) return pollfab::util::Status::Permission;
+    *out = mem[key - 1] + addr;
+    *region = mem[key - 1];
+    return pollfab::util::Status::Ok;
+  }
+  void accessed(void*, uint32_t) noexcept override {}
+};
+
 // Two engines (a: the peer the input pretends to come from; b: the fuzzed engine) with b
-// holding posted receives and a send of its own.
+// holding posted receives, a send and an RMA read of its own.
 struct Rig {
   static constexpr size_t kRecvSizes[] = {0, 16, 300, 1400, 5000, 70000, 64, 2000};
   std::vector<std::vector<uint8_t>> rbuf;  // outlive the engines (declared first)
   std::vector<uint8_t> sbuf;
+  std::vector<uint8_t> rma_dst = std::vector<uint8_t>(2001, 0);
+  FuzzMrs mrs_a, mrs_b;
   Pair t;
   bool reliable;
 
@@ -105,6 +126,20 @@ struct Rig {
     const size_t len = reliable ? sbuf.size() : 1000;
     SendOp op = make_send(t.b_to_a, sbuf.data(), len, reinterpret_cast<void*>(uintptr_t(100)));
     if (t.b->send(op) != pollfab::util::Status::Ok) fail("posting a send");
+    t.a->set_mr_lookup(&mrs_a);
+    t.b->set_mr_lookup(&mrs_b);
+    if (reliable) {  // an operation waiting for an answer the input may bring
+      RmaOp rd;
+      rd.kind = RmaKind::Read;
+      rd.peer = t.b_to_a;
+      rd.iov[0] = {rma_dst.data(), 2000};
+      rd.iov_count = 1;
+      rd.key = 1;
+      rd.addr = 100;
+      rd.flags = kOpCompletion;
+      rd.context = reinterpret_cast<void*>(uintptr_t(200));
+      if (t.b->rma(rd) != pollfab::util::Status::Ok) fail("posting an RMA read");
+    }
   }
 
   size_t recv_cap(void* ctx) const {
@@ -191,7 +226,7 @@ void run_engine(bool reliable, const std::vector<std::pair<const uint8_t*, size_
   settle(t);
   for (const Engine* e : {t.a.get(), t.b.get()}) {
     if (e->held_packets() > kWindow * e->peer_count()) fail("more held packets than windows");
-    if (e->sends_in_use() > e->config().tx_size) fail("send pool overdrawn");
+    if (e->sends_in_use() > e->config().tx_size + Engine::kAnswerReserve) fail("send pool overdrawn");
     if (e->recvs_in_use() > e->config().rx_size) fail("receive pool overdrawn");
   }
   for (const Completion& c : t.sink_b.comps) {
@@ -202,6 +237,9 @@ void run_engine(bool reliable, const std::vector<std::pair<const uint8_t*, size_
   }
   for (size_t i = 0; i < rig.rbuf.size(); ++i)
     if (rig.rbuf[i].back() != 0) fail("write beyond a receive buffer");
+  if (rig.rma_dst.back() != 0) fail("an RMA read wrote beyond its buffer");
+  for (uint8_t v : rig.mrs_b.mem[1])
+    if (v != 0) fail("a write reached a read-only region");
   if (std::getenv("PF_FUZZ_VERBOSE")) {  // what an input did (debugging seeds and finds)
     const EngineStats& s = t.b->stats();
     std::fprintf(stderr,
@@ -248,6 +286,37 @@ std::vector<std::vector<uint8_t>> capture(bool reliable) {
     op.tag = m.tag;
     op.cq_data = 0x0a0b0c0d;
     if (t.a->send(op) != pollfab::util::Status::Ok) fail("seed send");
+  }
+  if (reliable) {  // RMA and atomic requests to b, and a delivery-complete send
+    auto rma = [&](RmaKind kind, size_t len, uint64_t key) {
+      RmaOp op;
+      op.kind = kind;
+      op.peer = t.a_to_b;
+      op.iov[0] = {msg.data(), len};
+      op.iov_count = 1;
+      op.key = key;
+      op.addr = 64;
+      op.flags = kOpCompletion | (kind == RmaKind::Write ? kOpCqData : 0);
+      op.cq_data = 0x0e0f;
+      if (kind >= RmaKind::Atomic) {
+        op.atomic_op = kind == RmaKind::CompareAtomic ? AtomicOp::Cswap : AtomicOp::Sum;
+        op.datatype = AtomicType::Uint32;
+        op.count = uint32_t(len / 4);
+        op.compare[0] = {msg.data() + 100, len};
+        op.compare_count = kind == RmaKind::CompareAtomic ? 1 : 0;
+        op.result[0] = {msg.data() + 200, len};
+        op.result_count = kind == RmaKind::Atomic ? 0 : 1;
+      }
+      if (t.a->rma(op) != pollfab::util::Status::Ok) fail("seed rma");
+    };
+    rma(RmaKind::Write, 3000, 1);
+    rma(RmaKind::Read, 500, 1);
+    rma(RmaKind::Write, 8, 2);  // refused: read-only
+    rma(RmaKind::Atomic, 16, 1);
+    rma(RmaKind::FetchAtomic, 8, 1);
+    rma(RmaKind::CompareAtomic, 4, 1);
+    SendOp dc = make_send(t.a_to_b, msg.data(), 100, nullptr, kOpCompletion | kOpDeliveryComplete);
+    if (t.a->send(dc) != pollfab::util::Status::Ok) fail("seed delivery-complete send");
   }
   std::vector<std::vector<uint8_t>> got;
   PacketBuf bufs[32];

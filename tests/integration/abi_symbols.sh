@@ -24,10 +24,20 @@ soname=$(readelf -d "$ours" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 echo "compat entries of the reference (not provided yet): $(compat "$ref" | wc -l)"
 
 # No pollfab binary or library may need the reference libfabric (or any libfabric at all,
-# except the drop-in itself, which is libfabric.so.1).
+# except the drop-in itself, which is libfabric.so.1). Test clients of the API (under tests/,
+# e.g. test_ofi_api) link the drop-in on purpose: theirs must resolve to the drop-in, never to
+# the reference, with no LD_LIBRARY_PATH help.
+dropin=$(readlink -f "$ours")
 while IFS= read -r f; do
   if readelf -d "$f" 2>/dev/null | grep -q 'NEEDED.*libfabric'; then
-    echo "FAIL: $f needs a libfabric: $(readelf -d "$f" | grep NEEDED | grep libfabric)"; fail=1
+    case "$f" in
+      "$build"/tests/*)
+        got=$(env -u LD_LIBRARY_PATH ldd "$f" | awk '$1 == "libfabric.so.1" {print $3}')
+        if [ -z "$got" ] || [ "$(readlink -f "$got")" != "$dropin" ]; then
+          echo "FAIL: $f loads libfabric.so.1 from '$got', not the drop-in $dropin"; fail=1
+        fi ;;
+      *) echo "FAIL: $f needs a libfabric: $(readelf -d "$f" | grep NEEDED | grep libfabric)"; fail=1 ;;
+    esac
   fi
 done < <(find "$build" -type f \( -perm -u+x -o -name '*.so*' \) -exec sh -c 'readelf -h "$1" >/dev/null 2>&1 && echo "$1"' _ {} \;)
 

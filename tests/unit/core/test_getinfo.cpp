@@ -21,7 +21,7 @@ class FakeProvider final : public Provider {
                  std::vector<fi_info*>& out) override {
     for (fi_ep_type t : {FI_EP_RDM, FI_EP_DGRAM}) {
       fi_info* i = allocinfo();
-      i->caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | FI_REMOTE_COMM;
+      i->caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | FI_SOURCE_ERR | FI_REMOTE_COMM;
       i->mode = mode_;
       i->addr_format = FI_FORMAT_UNSPEC;
       i->tx_attr->caps = FI_MSG | FI_TAGGED | FI_SEND;
@@ -29,7 +29,7 @@ class FakeProvider final : public Provider {
       i->tx_attr->inject_size = 64;
       i->tx_attr->size = 128;
       i->tx_attr->iov_limit = 4;
-      i->rx_attr->caps = FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE;
+      i->rx_attr->caps = FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | FI_SOURCE_ERR;
       i->rx_attr->msg_order = FI_ORDER_SAS;
       i->rx_attr->size = 128;
       i->rx_attr->iov_limit = 4;
@@ -125,6 +125,12 @@ TEST_F(GetinfoTest, PrimaryCapsOnlyIfHintedSecondaryAdded) {
   EXPECT_TRUE(info_->caps & FI_MSG);
   EXPECT_FALSE(info_->caps & FI_TAGGED);  // never FI_TAGGED for an FI_MSG request
   EXPECT_TRUE(info_->caps & FI_SOURCE);   // secondary
+  EXPECT_FALSE(info_->caps & FI_SOURCE_ERR);  // opt-in: it changes completions
+  EXPECT_FALSE(info_->rx_attr->caps & FI_SOURCE_ERR);
+  hints_->caps = FI_MSG | FI_SOURCE | FI_SOURCE_ERR;
+  ASSERT_EQ(get(), 0);
+  EXPECT_TRUE(info_->caps & FI_SOURCE_ERR);
+  EXPECT_TRUE(info_->rx_attr->caps & FI_SOURCE_ERR);
   hints_->caps = FI_RMA;                  // not offered
   EXPECT_EQ(get(), -FI_ENODATA);
 }
