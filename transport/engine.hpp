@@ -34,6 +34,9 @@
 //                   once no live peer is left, every posted receive); later sends to it fail at
 //                   once; it comes back only as a new incarnation (epoch). While we hold posted
 //                   receives, a peer silent for a quarter of the timeout is probed (ACK_REQ).
+// RMA and atomics (rma.cpp): requests travel in the PSN stream like messages; the target
+// checks key, range and access through MrLookup before touching memory and answers every
+// request; an operation completes when its request is acknowledged and its answer is in.
 // Datagram mode (FI_EP_DGRAM): one packet per message, no ACKs, no retransmission; a datagram
 // with no posted receive is dropped and counted.
 //
@@ -54,6 +57,7 @@
 //   matcher.hpp       posted and unexpected receive queues; receive.cpp turns matches into
 //                     completions
 //   transmit.cpp      packet buffers, tx batching, send completions and zero-copy pins
+//   rma.cpp           RMA and atomics: requests, the target's service, answers (atomic.hpp)
 //   datagram.cpp      FI_EP_DGRAM
 //
 // Thread-safety: none. The owner (endpoint/domain) serialises all calls.
