@@ -216,6 +216,20 @@ ssize_t TransportEndpoint::cancel(void* context) noexcept {
   return engine_->cancel_recv(context) ? 0 : -FI_ENOENT;
 }
 
+fi_cq_err_entry TransportEndpoint::err_entry(const Completion& c, uint64_t flags) noexcept {
+  fi_cq_err_entry e{};
+  e.op_context = c.context;
+  e.flags = flags;
+  e.len = c.len;
+  e.buf = c.buf;
+  e.data = c.cq_data;
+  e.tag = c.tag;
+  e.olen = c.olen;
+  e.err = core::fi_errno_of(c.status);
+  e.prov_errno = e.err;
+  return e;
+}
+
 void TransportEndpoint::on_completion(const Completion& c) noexcept {
   if (c.flags & (transport::kCompRma | transport::kCompAtomic)) {
     on_rma_completion(c);
@@ -238,14 +252,10 @@ void TransportEndpoint::on_completion(const Completion& c) noexcept {
       const transport::PeerAddr& pa = engine_->peer_addr(c.peer);
       uint8_t name[kNameBytes];
       Name::from_host(tdom_->kind(), pa.host, pa.ep_id).encode(name);
-      fi_cq_err_entry e{};
-      e.op_context = c.context;
-      e.flags = fl;
-      e.len = c.len;
-      e.buf = c.buf;
-      e.data = c.cq_data;
+      fi_cq_err_entry e = err_entry(c, fl);
       e.tag = tag;
-      e.err = FI_EADDRNOTAVAIL;
+      e.olen = 0;
+      e.prov_errno = e.err = FI_EADDRNOTAVAIL;
       e.err_data = name;
       e.err_data_size = sizeof name;
       cq->push_error(e);
@@ -254,17 +264,7 @@ void TransportEndpoint::on_completion(const Completion& c) noexcept {
     cq->push(c.context, fl, send ? 0 : c.len, send ? nullptr : c.buf, c.cq_data, tag, src);
     return;
   }
-  fi_cq_err_entry e{};
-  e.op_context = c.context;
-  e.flags = fl;
-  e.len = c.len;
-  e.buf = c.buf;
-  e.data = c.cq_data;
-  e.tag = c.tag;
-  e.olen = c.olen;
-  e.err = core::fi_errno_of(c.status);
-  e.prov_errno = e.err;
-  cq->push_error(e);
+  cq->push_error(err_entry(c, fl));
 }
 
 void TransportEndpoint::on_rma_completion(const Completion& c) noexcept {
@@ -287,11 +287,11 @@ void TransportEndpoint::on_rma_completion(const Completion& c) noexcept {
     tx_cq_->push(c.context, fl, 0, nullptr, 0, 0, FI_ADDR_NOTAVAIL);
     return;
   }
-  fi_cq_err_entry e{};
-  e.op_context = c.context;
-  e.flags = fl;
-  e.err = core::fi_errno_of(c.status);
-  e.prov_errno = e.err;
+  fi_cq_err_entry e = err_entry(c, fl);
+  e.len = 0;  // an initiator's RMA/atomic error entry names the operation only
+  e.buf = nullptr;
+  e.data = 0;
+  e.tag = 0;
   tx_cq_->push_error(e);
 }
 
