@@ -325,6 +325,9 @@ class Engine {
   Status resolve(uint64_t key, uint64_t addr, uint64_t len, uint32_t access, uint8_t** out,
                  void** region) noexcept;
   void remote_event(PeerId pid, uint32_t flags, uint64_t len, uint64_t cq_data) noexcept;
+  // Takes a free RmaSlot for op (len: its data bytes; message: a delivery-complete send),
+  // counts it against its peer and returns its index; the caller checked rma_free_.
+  uint32_t open_slot(const RmaOp& op, uint64_t len, bool message) noexcept;
   void rma_request_done(SendMsg* m, Status st) noexcept;
   void finish_rma(RmaSlot& s) noexcept;
   void fail_rma(PeerId pid, Status st) noexcept;

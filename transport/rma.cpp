@@ -60,16 +60,8 @@ Status Engine::rma(const RmaOp& op) noexcept {
   if (send_pool_.in_use() >= cfg_.tx_size || rma_free_.empty()) return Status::NoResource;
   SendMsg* m = send_pool_.get();
   if (!m) return Status::NoResource;
-  const uint32_t idx = rma_free_.back();
-  rma_free_.pop_back();
-  RmaSlot& s = rma_slots_[idx];
-  s.op = op;
-  s.id = ((s.id + 0x10000u) & 0xffff0000u) | idx;  // a new generation of this slot
-  s.len = bytes;
-  s.status = Status::Ok;
-  s.in_use = true;
-  s.request_done = s.answered = false;
-  s.message = false;
+  const uint32_t idx = open_slot(op, bytes, false);
+  const RmaSlot& s = rma_slots_[idx];
 
   m->reset(SendMsg::Origin::Rma);
   m->op.peer = op.peer;
@@ -122,7 +114,6 @@ Status Engine::rma(const RmaOp& op) noexcept {
       break;
     }
   }
-  ++p.rma_pending;
   if (p.dead) {  // fail fast, as sends do
     complete_send(m, Status::TimedOut);
     return Status::Ok;
@@ -130,6 +121,22 @@ Status Engine::rma(const RmaOp& op) noexcept {
   queue_msg(p, m);
   if (!(op.flags & kOpMore)) flush();
   return Status::Ok;
+}
+
+uint32_t Engine::open_slot(const RmaOp& op, uint64_t len, bool message) noexcept {
+  const uint32_t idx = rma_free_.back();
+  rma_free_.pop_back();
+  RmaSlot& s = rma_slots_[idx];
+  s.op = op;
+  s.id = ((s.id + 0x10000u) & 0xffff0000u) | idx;  // a new generation of this slot
+  s.len = len;
+  s.status = Status::Ok;
+  s.in_use = true;
+  s.request_done = s.answered = false;
+  s.message = message;
+  s.psn_known = false;
+  ++P(op.peer).rma_pending;
+  return idx;
 }
 
 void Engine::rma_request_done(SendMsg* m, Status st) noexcept {
@@ -149,23 +156,15 @@ void Engine::finish_rma(RmaSlot& s) noexcept {
   c.context = s.op.context;
   if (s.message) {  // a delivery-complete send
     c.flags = kCompSend | ((s.op.flags & kOpTagged) ? kCompTagged : 0);
-    c.cq_entry = s.status != Status::Ok || (s.op.flags & kOpCompletion);
-    c.status = s.status;
-    c.len = s.len;
-    if (s.op.peer < peers_.size() && P(s.op.peer).rma_pending) --P(s.op.peer).rma_pending;
-    s.in_use = false;
-    rma_free_.push_back(s.id & 0xffffu);
-    sink_.on_completion(c);
-    return;
+  } else {
+    const bool reads = s.op.kind == RmaKind::Read || s.op.kind == RmaKind::FetchAtomic ||
+                       s.op.kind == RmaKind::CompareAtomic;
+    c.flags = (is_atomic(s.op.kind) ? kCompAtomic : kCompRma) | (reads ? kCompRead : kCompWrite);
+    c.peer = s.op.peer;
   }
-  const bool atomic = is_atomic(s.op.kind);
-  const bool reads = s.op.kind == RmaKind::Read || s.op.kind == RmaKind::FetchAtomic ||
-                     s.op.kind == RmaKind::CompareAtomic;
-  c.flags = (atomic ? kCompAtomic : kCompRma) | (reads ? kCompRead : kCompWrite);
   c.cq_entry = s.status != Status::Ok || (s.op.flags & kOpCompletion);
   c.status = s.status;
   c.len = s.len;
-  c.peer = s.op.peer;
   if (s.op.peer < peers_.size() && P(s.op.peer).rma_pending) --P(s.op.peer).rma_pending;
   s.in_use = false;
   rma_free_.push_back(s.id & 0xffffu);
@@ -184,16 +183,15 @@ void Engine::fail_rma(PeerId pid, Status st) noexcept {
 void Engine::on_answer(PeerId pid, const wire::Header& h, const wire::RmaExt& e,
                        const uint8_t* data, uint32_t len) noexcept {
   if (h.type == wire::Type::RmaResp && e.atomic_kind == wire::kAnswerDelivery) {
-    // A delivery-complete message was placed: op_id is its first PSN.
-    for (RmaSlot& s : rma_slots_) {
-      if (!s.in_use || !s.message || s.answered || !s.psn_known || s.op.peer != pid ||
-          s.first_psn != e.op_id)
-        continue;
-      s.answered = true;
-      finish_rma(s);
+    // A delivery-complete message was placed: op_id is its slot, addr its first PSN.
+    RmaSlot* s = e.op_id < rma_slots_.size() ? &rma_slots_[e.op_id] : nullptr;
+    if (!s || !s->in_use || !s->message || s->answered || !s->psn_known ||
+        s->op.peer != pid || s->first_psn != e.addr) {
+      ++stats_.drop_protocol;
       return;
     }
-    ++stats_.drop_protocol;
+    s->answered = true;
+    finish_rma(*s);
     return;
   }
   const uint32_t idx = e.op_id & 0xffffu;

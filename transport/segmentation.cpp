@@ -29,23 +29,12 @@ Status Engine::send(const SendOp& op) noexcept {
   }
   Peer& p = P(op.peer);
   if (dc) {  // completes on the target's delivery answer (rma.cpp), not on the ACK
-    const uint32_t idx = rma_free_.back();
-    rma_free_.pop_back();
-    RmaSlot& s = rma_slots_[idx];
-    s.op = RmaOp{};
-    s.op.peer = op.peer;
-    s.op.context = op.context;
-    s.op.flags = op.flags;
-    s.id = ((s.id + 0x10000u) & 0xffff0000u) | idx;
-    s.len = len;
-    s.status = Status::Ok;
-    s.in_use = true;
-    s.request_done = s.answered = false;
-    s.message = true;
-    s.psn_known = false;
+    RmaOp slot_op;
+    slot_op.peer = op.peer;
+    slot_op.context = op.context;
+    slot_op.flags = op.flags;
     m->origin = SendMsg::Origin::Rma;
-    m->rma_slot = idx;
-    ++p.rma_pending;
+    m->rma_slot = open_slot(slot_op, len, true);
   }
   // Zero copy: segments are attached from the application's memory (pinned until the message
   // is acknowledged and the I/O layer has let go of it); injects are already copied.
@@ -130,6 +119,7 @@ bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32
             ((m.op.flags & kOpTagged) ? wire::kTagged : 0) |
             ((m.op.flags & kOpCqData) ? wire::kCqData : 0) | (retransmit ? wire::kRetransmit : 0) |
             ((m.op.flags & kOpDeliveryComplete) ? wire::kDeliveryReq : 0);
+  if (m.op.flags & kOpDeliveryComplete) h.op_slot = static_cast<uint16_t>(m.rma_slot);
   h.payload_len = static_cast<uint16_t>(ext + len);
   h.src_ep = cfg_.ep_id;
   h.dst_ep = p.addr.ep_id;
@@ -175,9 +165,10 @@ bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* 
     if (p.cur_recv || p.cur_unex) abort_current(p, pid);  // a message was cut short
     SendMsg* answer = nullptr;  // FI_DELIVERY_COMPLETE: reserved now, sent once placed
     if (h.flags & wire::kDeliveryReq) {
-      answer = new_answer(pid, h.psn);
+      answer = new_answer(pid, h.op_slot);
       if (!answer) return false;  // no answer slot: not accepted now; the sender resends
       answer->ext.atomic_kind = wire::kAnswerDelivery;
+      answer->ext.addr = h.psn;  // the first PSN: the sender checks it names this message
     }
     const bool tagged = h.flags & wire::kTagged;
     if (RecvEntry* r = matcher_.match_posted(pid, tagged, h.tag, h.msg_len)) {

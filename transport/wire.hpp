@@ -18,7 +18,7 @@
 //  |                           dst_epoch                           | 16
 //  |                              psn                              | 20
 //  |                            ack_psn                            | 24
-//  |             credits           |           reserved            | 28
+//  |             credits           |            op_slot            | 28
 //  |                       sack (64-bit bitmap)                    | 32
 //  |                            msg_len                            | 40
 //  |                            offset                             | 44
@@ -81,9 +81,10 @@ constexpr uint16_t kCqData = 1u << 3;     // remote CQ data present (cq_data val
 constexpr uint16_t kAckValid = 1u << 4;   // ack_psn (and sack) valid
 constexpr uint16_t kAckReq = 1u << 5;     // receiver should acknowledge at once
 constexpr uint16_t kRetransmit = 1u << 6; // this is a retransmission (statistics only)
-constexpr uint16_t kDeliveryReq = 1u << 7;// Data: answer (RmaResp, op_id = first PSN) once placed
+constexpr uint16_t kDeliveryReq = 1u << 7;// Data: answer (RmaResp, op_id = op_slot) once placed
 constexpr uint16_t kKnownFlags = 0xff;
-// RmaExt::atomic_kind of an RmaResp that answers a kDeliveryReq message (op_id = its first PSN).
+// RmaExt::atomic_kind of an RmaResp that answers a kDeliveryReq message: op_id = the message's
+// op_slot, addr = its first PSN (the sender checks both).
 constexpr uint8_t kAnswerDelivery = 3;
 
 // True for the types that travel in the PSN stream (Data and the RMA/atomic types).
@@ -149,6 +150,7 @@ struct Header {
   uint32_t psn = 0;
   uint32_t ack_psn = 0;      // cumulative: every PSN before ack_psn was received
   uint16_t credits = 0;      // receive window: PSNs below ack_psn + credits may be sent
+  uint16_t op_slot = 0;      // DELIVERY_REQ: the sender's operation slot, echoed in the answer
   uint64_t sack = 0;         // bit i set: PSN ack_psn + 1 + i was received
   uint32_t msg_len = 0;      // total message length, bytes
   uint32_t offset = 0;       // offset of this segment in the message, bytes
@@ -172,7 +174,7 @@ inline void encode(const Header& h, uint8_t* p) noexcept {
   store_be32(p + 20, h.psn);
   store_be32(p + 24, h.ack_psn);
   store_be16(p + 28, h.credits);
-  store_be16(p + 30, 0);
+  store_be16(p + 30, h.op_slot);
   store_be64(p + 32, h.sack);
   store_be32(p + 40, h.msg_len);
   store_be32(p + 44, h.offset);
@@ -238,6 +240,7 @@ inline DecodeError decode(const uint8_t* p, size_t len, Header& h) noexcept {
   h.psn = load_be32(p + 20);
   h.ack_psn = load_be32(p + 24);
   h.credits = load_be16(p + 28);
+  h.op_slot = load_be16(p + 30);
   h.sack = load_be64(p + 32);
   h.msg_len = load_be32(p + 40);
   h.offset = load_be32(p + 44);

@@ -162,6 +162,14 @@ static_assert(core::MsgEndpoint<TransportEndpoint>);
 static_assert(core::RmaEndpoint<TransportEndpoint>);
 static_assert(core::AtomicEndpoint<TransportEndpoint>);
 
+uint32_t TransportEndpoint::tx_flags(uint64_t flags, bool inject_call) const noexcept {
+  return ((flags & FI_INJECT) ? transport::kOpInject : 0) |
+         ((flags & FI_MORE) ? transport::kOpMore : 0) |
+         ((flags & FI_REMOTE_CQ_DATA) ? transport::kOpCqData : 0) |
+         ((flags & FI_DELIVERY_COMPLETE) ? transport::kOpDeliveryComplete : 0) |
+         ((!inject_call && (!tx_selective_ || (flags & FI_COMPLETION))) ? transport::kOpCompletion : 0);
+}
+
 ssize_t TransportEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tagged,
                                 bool inject_call) noexcept {
   if (!enabled_) return -FI_EOPBADSTATE;
@@ -175,12 +183,7 @@ ssize_t TransportEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tag
   op.tag = tagged ? a.tag : 0;
   op.cq_data = a.data;
   op.context = a.context;
-  op.flags = (tagged ? transport::kOpTagged : 0) |
-             ((flags & FI_REMOTE_CQ_DATA) ? transport::kOpCqData : 0) |
-             ((flags & FI_INJECT) ? transport::kOpInject : 0) |
-             ((flags & FI_MORE) ? transport::kOpMore : 0) |
-             ((flags & FI_DELIVERY_COMPLETE) ? transport::kOpDeliveryComplete : 0) |
-             ((!inject_call && (!tx_selective_ || (flags & FI_COMPLETION))) ? transport::kOpCompletion : 0);
+  op.flags = (tagged ? transport::kOpTagged : 0) | tx_flags(flags, inject_call);
   return -core::fi_errno_of(engine_->send(op));
 }
 

@@ -87,7 +87,10 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   static fi_cq_err_entry err_entry(const transport::Completion& c, uint64_t flags) noexcept;
   // on_completion's RMA/atomic half: our operations and peers' accesses to our memory.
   void on_rma_completion(const transport::Completion& c) noexcept;
-  uint32_t rma_flags(uint64_t flags, bool inject_call) const noexcept;
+  // FI_* operation flags -> transport kOp* flags of a send or RMA/atomic post (inject_call: an
+  // fi_inject* call, which never asks for a completion). RMA and atomics always complete at
+  // delivery, so kOpDeliveryComplete only changes sends.
+  uint32_t tx_flags(uint64_t flags, bool inject_call) const noexcept;
   ssize_t post_rma(transport::RmaOp& op, fi_addr_t addr) noexcept;
   ssize_t rma_common(const fi_msg_rma& m, uint64_t flags, bool inject_call,
                      transport::RmaKind kind) noexcept;

@@ -43,13 +43,6 @@ int TransportEndpoint::atomic_valid(core::AtomicKind kind, fi_datatype dt, fi_op
   return atomic_query(dt, op, k, nullptr, count);
 }
 
-uint32_t TransportEndpoint::rma_flags(uint64_t flags, bool inject_call) const noexcept {
-  return ((flags & FI_INJECT) ? transport::kOpInject : 0) |
-         ((flags & FI_MORE) ? transport::kOpMore : 0) |
-         ((flags & FI_REMOTE_CQ_DATA) ? transport::kOpCqData : 0) |
-         ((!inject_call && (!tx_selective_ || (flags & FI_COMPLETION))) ? transport::kOpCompletion : 0);
-}
-
 ssize_t TransportEndpoint::post_rma(RmaOp& op, fi_addr_t addr) noexcept {
   util::Guard<util::MaybeLock> g(tdom_->lock());
   op.peer = resolve(addr);
@@ -77,7 +70,7 @@ ssize_t TransportEndpoint::rma_common(const fi_msg_rma& m, uint64_t flags, bool 
   op.key = m.rma_iov[0].key;
   op.cq_data = m.data;
   op.context = m.context;
-  op.flags = rma_flags(flags, inject_call);
+  op.flags = tx_flags(flags, inject_call);
   return post_rma(op, m.addr);
 }
 
@@ -138,7 +131,7 @@ ssize_t TransportEndpoint::atomic_common(const fi_msg_atomic& m, const fi_ioc* c
   op.addr = m.rma_iov[0].addr;
   op.key = m.rma_iov[0].key;
   op.context = m.context;
-  op.flags = rma_flags(flags & ~uint64_t(FI_REMOTE_CQ_DATA), inject_call);
+  op.flags = tx_flags(flags & ~uint64_t(FI_REMOTE_CQ_DATA), inject_call);
   return post_rma(op, m.addr);
 }
 
