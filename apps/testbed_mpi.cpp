@@ -118,6 +118,15 @@ int mpirun_main(const TestbedArgs& a) {
   mca("plm_rsh_agent", write_rsh_agent());
   mca("plm_rsh_no_tree_spawn", "1");
   mca("oob_tcp_if_include", "ctl0");
+  // Daemons stay attached to their launcher: one that dies at start is reported by mpirun at
+  // once ("ORTE was unable to reliably start one or more daemons") instead of mpirun waiting
+  // for its call-back until the test's timeout.
+  mca("orte_leave_session_attached", "1");
+  // orted's rtc/hwloc shares the topology through a segment mapped at a "hole" it picks in its
+  // own address space; with address-space randomisation the pick sometimes lies next to the
+  // stack and orted crashes in hwloc_shmem_topology_write (about one start in 30 here, seen as
+  // a CI timeout). "none" skips the shared segment: each process reads the topology itself.
+  mca("rtc_hwloc_vmhole", "none");
   if (a.btl) {
     mca("pml", "ob1");
     mca("btl", "ofi,tcp,self");

@@ -17,7 +17,7 @@ trap cleanup EXIT
 "$P" testbed up --link "$link" --hosts "$hosts"
 [ -n "${PF_EXPECT_COUNTERS:-}" ] && export FI_LOG_LEVEL=info
 set +e
-timeout "${PF_TIMEOUT:-600}" "$P" testbed mpirun "$@" 2>&1 | tee "$log"
+timeout "${PF_TIMEOUT:-300}" "$P" testbed mpirun "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
 echo "mpirun exit $rc"
