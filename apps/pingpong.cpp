@@ -1,7 +1,12 @@
 // `pollfab pingpong`: latency (ping-pong) and bandwidth (windowed streaming) between two
 // processes over any libfabric provider, using public fi_* calls only (like fabtests).
-//   server: pollfab pingpong [options]
-//   client: pollfab pingpong [options] SERVER_ADDR
+//   server: pollfab pingpong [options] [-P SERVICE]
+//   client: pollfab pingpong [options] SERVER_ADDR[:SERVICE]
+// Without a service the two sides exchange fi_getname names over the out-of-band TCP channel.
+// With one, the client names the server by address and service alone: the server's domain takes
+// that UDP port (fi_getinfo(NULL, SERVICE, FI_SOURCE)), the client inserts it with
+// fi_av_insertsvc(SERVER_ADDR, SERVICE) and introduces itself in its first message (its
+// fi_getname), which the server inserts. The TCP channel then only paces the sizes.
 // Columns match Debian's fi_pingpong: bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
 // (ping-pong: 2 transfers per iteration). --bw adds a streaming run per size. --json prints one
 // JSON object per size instead of the table.
@@ -13,6 +18,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -37,7 +43,8 @@ size_t parse_size(const std::string& s) {
 
 std::vector<size_t> sizes_for(const std::string& spec, size_t max) {
   std::vector<size_t> v;
-  if (spec == "all") {  // fi_pingpong's -S all: 0,1,2,3,4,6,8,12,... up to max
+  if (spec == "all") {  // fi_pingpong's -S all: 0,1,2,3,4,6,8,12,... up to max (at most its 6 MiB)
+    max = std::min<size_t>(max, 6u << 20);
     v.push_back(0);
     for (size_t p = 1; p <= max; p *= 2) {
       v.push_back(p);
@@ -157,6 +164,28 @@ int post_send(Fabric& f, size_t len, bool wait) {
   return 0;
 }
 
+// Service mode: the client inserts the server by address and service and sends its own name as
+// the first message; the server inserts the name it receives.
+int introduce(Fabric& f, const PingpongArgs& a, Oob& oob, const char* host) {
+  char name[256];
+  size_t len = sizeof name;
+  int r;
+  if ((r = fi_getname(&f.ep->fid, name, &len))) return fail("fi_getname", r);
+  if (!a.server.empty()) {
+    if ((r = fi_av_insertsvc(f.av, host, a.service.c_str(), &f.peer, 0, nullptr)) != 1)
+      return fail("fi_av_insertsvc", r < 0 ? r : -FI_EHOSTUNREACH);
+    if (!oob.sync()) return fail("out-of-band sync", -FI_EIO);  // the server's receive is posted
+    std::memcpy(f.txbuf.data(), name, len);
+    return post_send(f, len, true);
+  }
+  if ((r = post_recv(f, f.rxbuf.size()))) return r;
+  if (!oob.sync()) return fail("out-of-band sync", -FI_EIO);
+  if ((r = wait_cq(f, f.rxcq, 1))) return r;
+  if ((r = fi_av_insert(f.av, f.rxbuf.data(), 1, &f.peer, 0, nullptr)) != 1)
+    return fail("fi_av_insert", r < 0 ? r : -FI_EINVAL);
+  return 0;
+}
+
 int setup(Fabric& f, const PingpongArgs& a, Oob& oob) {
   fi_info* hints = fi_allocinfo();
   hints->caps = FI_MSG;
@@ -165,7 +194,11 @@ int setup(Fabric& f, const PingpongArgs& a, Oob& oob) {
   hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
   if (!a.provider.empty()) hints->fabric_attr->prov_name = strdup(a.provider.c_str());
   if (!a.domain.empty()) hints->domain_attr->name = strdup(a.domain.c_str());
-  int r = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &f.info);
+  const bool service = !a.service.empty();
+  const std::string host = a.server.substr(0, a.server.rfind(':'));
+  const char* node = service && !a.server.empty() ? host.c_str() : nullptr;
+  int r = fi_getinfo(FI_VERSION(1, 17), node, service ? a.service.c_str() : nullptr,
+                     service && a.server.empty() ? FI_SOURCE : 0, hints, &f.info);
   fi_freeinfo(hints);
   if (r) return fail("fi_getinfo", r);
   if ((r = fi_fabric(f.info->fabric_attr, &f.fabric, nullptr))) return fail("fi_fabric", r);
@@ -196,6 +229,7 @@ int setup(Fabric& f, const PingpongArgs& a, Oob& oob) {
       (r = fi_ep_bind(f.ep, &f.rxcq->fid, FI_RECV)))
     return fail("fi_ep_bind", r);
   if ((r = fi_enable(f.ep))) return fail("fi_enable", r);
+  if (service) return introduce(f, a, oob, host.c_str());
   // Exchange names out of band, then insert the peer.
   char name[256], peer[256];
   size_t len = sizeof name;
@@ -315,7 +349,9 @@ int run_stream(Fabric& f, size_t size, uint64_t msgs, uint32_t window, bool clie
 }  // namespace
 
 void add_pingpong_options(CLI::App& app, PingpongArgs& a) {
-  app.add_option("addr", a.server, "server bootstrap address (client mode)");
+  app.add_option("addr", a.server, "client mode: the server's address, ADDR or ADDR:SERVICE "
+                 "(naming the server's fabric service; no name exchange)");
+  app.add_option("-P,--service", a.service, "server: the fabric service (UDP port) to take");
   app.add_option("-p,--provider", a.provider, "provider (default: the first fi_getinfo result)");
   app.add_option("-d,--domain", a.domain, "domain name");
   app.add_option("-e,--ep", a.ep_type, "endpoint type: rdm or dgram")
@@ -331,11 +367,17 @@ void add_pingpong_options(CLI::App& app, PingpongArgs& a) {
   app.add_flag("--json", a.json, "one JSON object per size");
 }
 
-int pingpong_main(const PingpongArgs& a) {
+int pingpong_main(const PingpongArgs& in) {
+  PingpongArgs a = in;
+  std::string host = a.server;
+  if (size_t colon = a.server.rfind(':'); colon != std::string::npos) {
+    host = a.server.substr(0, colon);
+    a.service = a.server.substr(colon + 1);
+  }
   Oob oob;
   std::string err;
   bool client = !a.server.empty();
-  if (client ? !oob.connect(a.server, a.port, 30, err) : !oob.serve(a.port, 120, err)) {
+  if (client ? !oob.connect(host, a.port, 30, err) : !oob.serve(a.port, 120, err)) {
     fprintf(stderr, "pollfab pingpong: out-of-band channel: %s\n", err.c_str());
     return 1;
   }

@@ -6,7 +6,8 @@
 namespace pollfab::apps {
 
 struct PingpongArgs {
-  std::string server;           // empty: server mode
+  std::string server;           // empty: server mode; "HOST" or "HOST:SERVICE" (client)
+  std::string service;          // fabric service (UDP port): server -P, client HOST:SERVICE
   std::string provider;
   std::string domain;
   std::string ep_type = "rdm";

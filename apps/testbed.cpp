@@ -127,7 +127,8 @@ void write_config(int h, int sl, const std::string& link) {
     f << "[dpdk]\nvdevs = [\"net_memif0,role=" << role << ",id=0,socket-abstract=no,socket="
       << kStateDir << "/memif.sock\"]\n";
   }
-  f << "ipv4 = \"" << data_ip(h, sl) << "\"\nmac = \"" << mac(h, sl) << "\"\n\n";
+  f << "ipv4 = \"" << data_ip(h) << "\"\nmac = \"" << mac(h, sl) << "\"\nudp_port = " << udp_port(sl)
+    << "\narp_answer = " << (sl == 0 ? "true" : "false") << "\n\n";
   f << "[udp]\niface_ip = \"" << ctl_ip(h) << "\"\n";
 }
 
@@ -228,7 +229,7 @@ int status() {
   for (int h = 0; h < st.hosts; ++h)
     printf("host %s (%s %s): bootstrap %s, data %s %s, config %s\n", host_name(h).c_str(),
            host_ns(h).c_str(), ns_exists(host_ns(h)) ? "present" : "ABSENT", ctl_ip(h).c_str(),
-           data_ip(h, 0).c_str(), mac(h, 0).c_str(), config_path(h, 0).c_str());
+           data_ip(h).c_str(), mac(h, 0).c_str(), config_path(h, 0).c_str());
   ip({"-n", kNsSw, "-br", "link", "show"});
   return 0;
 }

@@ -4,8 +4,13 @@
 // or, for the two-host memif link, one memif pair). A process picks its slot's config
 // (STATE/<host>.toml for slot 0, STATE/<host><slot>.toml after), so several ranks of one host
 // each have their own port, the way MPI places ranks on a node.
-// Addresses (198.18.0.0/15 only): bootstrap 198.18.0.<h+1>/24; data IPv4 198.18.<1+s>.<h+1>;
-// MAC 02:50:46:00:<s>:<0x0a+h>; TAP pf<host> (slot 0) or pf<host><s>.
+// Addresses (198.18.0.0/15 only): each host has one IPv4 address, 198.18.0.<h+1>, on its kernel
+// bootstrap interface (ctl0, /24) and on every data-path port, the way a cluster node has one
+// address: an application names host a by the same address in its bootstrap and on the data
+// path. Slots of a host differ by UDP port (udp_port(s) = 47600 + s) and MAC
+// 02:50:46:00:<s>:<0x0a+h>; only slot 0 answers ARP for the address (one address has one MAC on
+// a segment), so node:service names reach slot 0 and the other slots are reached by the binary
+// names the application exchanges. TAP pf<host> (slot 0) or pf<host><s>.
 #pragma once
 #include <string>
 
@@ -23,9 +28,8 @@ inline int host_index(const std::string& name) {
 }
 inline std::string host_ns(int h) { return "pollfab-" + host_name(h); }
 inline std::string ctl_ip(int h) { return "198.18.0." + std::to_string(h + 1); }
-inline std::string data_ip(int h, int s) {
-  return "198.18." + std::to_string(1 + s) + "." + std::to_string(h + 1);
-}
+inline std::string data_ip(int h) { return ctl_ip(h); }
+inline int udp_port(int s) { return 47600 + s; }
 inline std::string mac(int h, int s) {
   char b[32];
   snprintf(b, sizeof b, "02:50:46:00:%02x:%02x", s, 0x0a + h);

@@ -68,8 +68,12 @@ enum class Type : uint8_t {
   RmaResp = 8,     // answer to a write (status) or a read (status, then the data, segmented)
   Atomic = 9,      // atomic request: ext.count elements; data = operand [+ compare]; one packet
   AtomicResp = 10, // answer to an atomic: status [+ the target's previous values]; one packet
-  // Reserved:
-  ConnReq = 11, ConnResp = 12, Disconnect = 13, Reset = 14,
+  // Connection management (FI_EP_MSG, transport/connection.hpp); payload starts with CmExt:
+  ConnReq = 11,    // connect request to a listener: conn_id, CM data
+  ConnResp = 12,   // kind kCmAccept (from the accepting endpoint), kCmReject (from the
+                   // listener) or kCmConfirm (the connecting endpoint's answer to an accept)
+  Disconnect = 13, // kind kCmRequest (fi_shutdown) or kCmAck
+  Reset = 14,      // the named connection does not exist here (any state: it is over)
   Max = 15,
 };
 
@@ -86,6 +90,19 @@ constexpr uint16_t kKnownFlags = 0xff;
 // RmaExt::atomic_kind of an RmaResp that answers a kDeliveryReq message: op_id = the message's
 // op_slot, addr = its first PSN (the sender checks both).
 constexpr uint8_t kAnswerDelivery = 3;
+
+// Connection management packets: the CM extension header, 8 bytes, big-endian, first in the
+// payload, then data_len bytes of CM data (fi_cm(3) param; payload_len = kCmExtBytes +
+// data_len). flags are 0; psn and the fields after it are 0.
+//   0 conn_id (32)  the connecting side's id of this connection (random, non-zero)
+//   4 kind (8)      ConnResp: kCmAccept / kCmReject / kCmConfirm; Disconnect: kCmRequest /
+//                   kCmAck; 0 for ConnReq and Reset
+//   5 reserved (8)
+//   6 data_len (16) <= kMaxCmData
+constexpr size_t kCmExtBytes = 8;
+constexpr size_t kMaxCmData = 256;
+constexpr uint8_t kCmAccept = 1, kCmReject = 2, kCmConfirm = 3, kCmRequest = 4, kCmAck = 5;
+constexpr bool is_cm(Type t) noexcept { return t >= Type::ConnReq && t <= Type::Reset; }
 
 // True for the types that travel in the PSN stream (Data and the RMA/atomic types).
 constexpr bool carries_psn(Type t) noexcept {
@@ -226,7 +243,7 @@ inline DecodeError decode(const uint8_t* p, size_t len, Header& h) noexcept {
   if (p[2] != kVersion) return DecodeError::BadVersion;
   uint8_t t = p[3];
   if (t != static_cast<uint8_t>(Type::Ack) && t != static_cast<uint8_t>(Type::Dgram) &&
-      !carries_psn(static_cast<Type>(t)))
+      !carries_psn(static_cast<Type>(t)) && !is_cm(static_cast<Type>(t)))
     return DecodeError::BadType;
   h.type = static_cast<Type>(t);
   h.flags = load_be16(p + 4);
@@ -249,6 +266,13 @@ inline DecodeError decode(const uint8_t* p, size_t len, Header& h) noexcept {
   h.checksum = load_be32(p + 64);
   h.ack_delay_ns = load_be32(p + 68);
   if (h.type == Type::Ack && h.payload_len > kMaxSackExtBytes) return DecodeError::BadLength;
+  if (is_cm(h.type)) {
+    if (h.flags) return DecodeError::BadFlags;
+    if (h.payload_len < kCmExtBytes) return DecodeError::BadLength;
+    const uint16_t data_len = load_be16(p + kHeaderBytes + 6);
+    if (data_len > kMaxCmData || data_len + kCmExtBytes != h.payload_len)
+      return DecodeError::BadLength;
+  }
   if (h.type == Type::Data || h.type == Type::Dgram || is_rma(h.type)) {
     const size_t ext = is_rma(h.type) ? kRmaExtBytes : 0;
     if (h.payload_len < ext) return DecodeError::BadLength;

@@ -44,6 +44,9 @@ struct DpdkConfig {
   std::string mac;                 // aa:bb:cc:dd:ee:ff (unicast); "" = the device's own MAC
   uint32_t zero_copy_min_bytes = 1024;  // bytes; segments this long go zero copy; 0 = off
   uint32_t link_wait_ms = 5000;    // ms a net_memif client's fi_domain waits for its link
+  bool arp_answer = true;          // answer ARP requests for ipv4
+  uint32_t arp_timeout_ms = 1000;  // ms, 10..60000: longest MAC resolution by ARP
+  std::vector<std::string> neighbours;  // static "IPv4 MAC" entries, used before ARP
 
   friend bool operator==(const DpdkConfig&, const DpdkConfig&) = default;
 };

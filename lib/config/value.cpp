@@ -213,6 +213,12 @@ std::string check_item(Check ch, size_t i, const std::string& s) {
   if (ch == Check::Vdev && !is_vdev(s))
     return fmt::format("item {} must be <driver>[,key=value...] (e.g. net_tap0,iface=pftap0), "
                        "got '{}'", i + 1, s);
+  if (ch == Check::Neighbour) {
+    size_t sp = s.find(' ');
+    if (sp == std::string::npos || !is_ipv4(s.substr(0, sp)) || !is_unicast_mac(s.substr(sp + 1)))
+      return fmt::format("item {} must be \"IPv4 MAC\" (e.g. \"198.18.0.2 02:50:46:00:00:0b\"), "
+                         "got '{}'", i + 1, s);
+  }
   return {};
 }
 

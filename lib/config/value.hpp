@@ -34,6 +34,7 @@ enum class Check {
   Ipv4,         // String: dotted quad
   Ipv4OrEmpty,  // String: "" or dotted quad
   MacOrEmpty,   // String: "" or unicast aa:bb:cc:dd:ee:ff
+  Neighbour,    // StringList: "IPv4 MAC" (dotted quad, space, unicast MAC)
 };
 
 constexpr size_t kNoKey = SIZE_MAX;

@@ -19,19 +19,53 @@
 #include <unordered_map>
 #include <vector>
 
+#include <rdma/fi_errno.h>
+
 #include "lib/core/fid.hpp"
 
 namespace pollfab::core {
 
 class Eq;
 
-// The provider's address format: size, validation and printing (fi_av_straddr).
+// The provider's address format: the binary name the AV stores (len() bytes), and the form the
+// application uses (fi_info addr_format: the binary name itself for FI_FORMAT_UNSPEC, or e.g.
+// FI_SOCKADDR_IN, FI_ADDR_STR) in fi_av_insert, fi_av_lookup, fi_getname and fi_av_straddr.
 class AddressFormat {
  public:
   virtual ~AddressFormat() = default;
+  // Bytes of one binary name (at most Av::kMaxAddrLen).
   virtual size_t len() const noexcept = 0;
   virtual bool valid(const void* addr, size_t len) const noexcept = 0;
+  // fi_av_straddr text of an address in the application's form.
   virtual std::string str(const void* addr, size_t len) const = 0;
+  // The application's form (an FI_ADDR format; FI_FORMAT_UNSPEC = the binary name).
+  virtual uint32_t app_format() const noexcept { return FI_FORMAT_UNSPEC; }
+  // Element i of an fi_av_insert array in the application's form (binary names packed len()
+  // bytes apart, FI_ADDR_STR a char* array, ...) -> the binary name at out (len() bytes).
+  // Returns 0, -FI_EINVAL (malformed) or the provider's resolution error (e.g.
+  // -FI_EHOSTUNREACH: the name's link address did not resolve).
+  virtual int import(const void* addrs, size_t i, uint8_t* out) const noexcept {
+    const auto* a = static_cast<const uint8_t*>(addrs) + i * len();
+    if (!valid(a, len())) return -FI_EINVAL;
+    std::memcpy(out, a, len());
+    return 0;
+  }
+  // The binary name -> the application's form in buf (*buflen bytes of room; *buflen is set
+  // to the size of the form). Returns 0 or -FI_ETOOSMALL (buf null or too small).
+  virtual int export_to(const uint8_t* name, void* buf, size_t* buflen) const noexcept {
+    const size_t need = len();
+    const bool fits = buf && *buflen >= need;
+    if (fits) std::memcpy(buf, name, need);
+    *buflen = need;
+    return fits ? 0 : -FI_ETOOSMALL;
+  }
+  // fi_av_insertsvc / fi_av_insertsym: the binary name of node:service (node may also be an
+  // FI_ADDR_STR text with service null). Returns 0, -FI_EINVAL (malformed), -FI_ENODATA (node
+  // unknown), -FI_ENOSYS (the provider has no such names) or a resolution error.
+  virtual int from_service(const char* node, const char* service, uint8_t* out) const noexcept {
+    (void)node, (void)service, (void)out;
+    return -FI_ENOSYS;
+  }
 };
 
 class Av final : public Object {
@@ -44,6 +78,16 @@ class Av final : public Object {
   int bind(struct fid* bfid, uint64_t flags);
 
   int insert(const void* addr, size_t count, fi_addr_t* fi_addr, uint64_t flags, void* context);
+  // fi_av_insertsvc: one address by node and service (AddressFormat::from_service). Returns 1
+  // (or 0 with a bound EQ), 0 with *fi_addr = FI_ADDR_NOTAVAIL if it did not resolve, or
+  // -FI_EINVAL (bad flags or arguments).
+  int insertsvc(const char* node, const char* service, fi_addr_t* fi_addr, uint64_t flags,
+                void* context);
+  // fi_av_insertsym: nodecnt nodes from node on (an IPv4 address counts up; a host name's
+  // trailing number counts up, keeping its width) times svccnt services from service on, all
+  // services of a node before the next node. Returns the number inserted like insert.
+  int insertsym(const char* node, size_t nodecnt, const char* service, size_t svccnt,
+                fi_addr_t* fi_addr, uint64_t flags, void* context);
   int remove(fi_addr_t* fi_addr, size_t count, uint64_t flags);
   int lookup(fi_addr_t fi_addr, void* addr, size_t* addrlen);
   const char* straddr(const void* addr, char* buf, size_t* len);
@@ -66,6 +110,11 @@ class Av final : public Object {
   static constexpr size_t kMaxAddrLen = 64;
 
  private:
+  // Inserts count names produced by name(i, out) -> 0 or -FI_E*; the common tail of the
+  // insert calls (errors per element with FI_SYNC_ERR, the FI_AV_COMPLETE event).
+  template <class F>
+  int insert_each(size_t count, fi_addr_t* fi_addr, uint64_t flags, void* context, F&& name);
+
   struct Slot {
     bool valid = false;
     uint8_t bytes[kMaxAddrLen] = {};

@@ -59,6 +59,7 @@ constexpr int kStatusErrno[] = {
     FI_EACCES,       // Permission
     FI_ENODEV,       // NoDevice
     FI_ENOMSG,       // NoMessage
+    FI_ENOTCONN,     // NotConnected
 };
 static_assert(sizeof(kStatusErrno) / sizeof(kStatusErrno[0]) == util::kStatusCount,
               "util::Status changed: update kStatusErrno in lib/core/errors.cpp");

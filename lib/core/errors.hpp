@@ -48,7 +48,8 @@ int errno_to_fi(int e) noexcept;
 //   Ok 0, InProgress FI_EINPROGRESS, NoResource FI_EAGAIN, Invalid FI_EINVAL,
 //   TooBig FI_EMSGSIZE, NotFound FI_ENOENT, NoMemory FI_ENOMEM, Truncated FI_ETRUNC,
 //   Canceled FI_ECANCELED, TimedOut FI_ETIMEDOUT, IoError FI_EIO, NotSupported FI_EOPNOTSUPP,
-//   Busy FI_EBUSY, Permission FI_EACCES, NoDevice FI_ENODEV, NoMessage FI_ENOMSG.
+//   Busy FI_EBUSY, Permission FI_EACCES, NoDevice FI_ENODEV, NoMessage FI_ENOMSG,
+//   NotConnected FI_ENOTCONN.
 // A value outside the enumeration gives FI_EOTHER. Thread-safety: MT-safe (pure).
 int fi_errno_of(util::Status s) noexcept;
 

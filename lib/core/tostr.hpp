@@ -30,4 +30,11 @@ char* tostr_r(char* buf, size_t len, const void* data, enum fi_type datatype) no
 // (libfabric 1.17 uses one process-wide buffer; the text is the same, only races differ.)
 char* tostr(const void* data, enum fi_type datatype) noexcept;
 
+// Printer for FI_FORMAT_UNSPEC addresses (fi_info src_addr/dest_addr), which libfabric leaves
+// blank: in this library every such address is a pollfab provider's binary name, and its
+// provider layer registers one (writes at most cap - 1 characters and a NUL into buf; returns
+// the characters written, 0 for bytes it does not recognise). Set once, before use.
+using UnspecAddrPrinter = size_t (*)(const void* addr, char* buf, size_t cap) noexcept;
+void set_unspec_addr_printer(UnspecAddrPrinter p) noexcept;
+
 }  // namespace pollfab::core

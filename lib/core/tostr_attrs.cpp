@@ -5,11 +5,16 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <cstring>
 
+#include "lib/core/tostr.hpp"
 #include "lib/core/tostr_detail.hpp"
 
 namespace pollfab::core::tostr_detail {
+
+std::atomic<UnspecAddrPrinter> unspec_printer{nullptr};
+
 namespace {
 
 // Unaligned loads: libfabric dereferences typed pointers into the address bytes.
@@ -179,11 +184,20 @@ void put_straddr(Out& o, uint32_t format, const void* addr) noexcept {
   }
 }
 
+
 void put_addr(Out& o, uint32_t format, const void* addr) noexcept {
-  if (!addr)
+  if (!addr) {
     o.put("(null)");
-  else
-    put_straddr(o, format, addr);
+    return;
+  }
+  UnspecAddrPrinter p = unspec_printer.load(std::memory_order_acquire);
+  if (format == FI_FORMAT_UNSPEC && p) {
+    char buf[128];
+    size_t n = p(addr, buf, sizeof buf);
+    o.put_full(std::string_view(buf, n));
+    return;
+  }
+  put_straddr(o, format, addr);
 }
 
 }  // namespace
@@ -333,3 +347,11 @@ void put_info(Out& o, const struct fi_info* info) noexcept {
 }
 
 }  // namespace pollfab::core::tostr_detail
+
+namespace pollfab::core {
+
+void set_unspec_addr_printer(UnspecAddrPrinter p) noexcept {
+  tostr_detail::unspec_printer.store(p, std::memory_order_release);
+}
+
+}  // namespace pollfab::core

@@ -25,11 +25,12 @@ enum class Status : int32_t {
   Permission,    // privileges missing (-FI_EACCES)
   NoDevice,      // device missing (-FI_ENODEV)
   NoMessage,     // no matching message (FI_PEEK miss, -FI_ENOMSG)
+  NotConnected,  // no connection (FI_EP_MSG before connect or after shutdown, -FI_ENOTCONN)
   // Add new codes above this line, and to core::fi_errno_of's table.
 };
 
 // Number of Status enumerators (they are 0 .. kStatusCount - 1).
-inline constexpr int kStatusCount = static_cast<int>(Status::NoMessage) + 1;
+inline constexpr int kStatusCount = static_cast<int>(Status::NotConnected) + 1;
 
 constexpr const char* to_string(Status s) noexcept {
   switch (s) {
@@ -49,6 +50,7 @@ constexpr const char* to_string(Status s) noexcept {
     case Status::Permission: return "permission denied";
     case Status::NoDevice: return "no such device";
     case Status::NoMessage: return "no matching message";
+    case Status::NotConnected: return "not connected";
   }
   return "unknown";
 }

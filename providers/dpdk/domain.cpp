@@ -3,10 +3,13 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cstring>
 #include <iterator>
 
 #include "dpdk_glue/eal.hpp"
+#include "providers/packet/attr.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/ops_fabric.hpp"
 #include "lib/util/log.hpp"
@@ -14,6 +17,32 @@
 namespace pollfab::providers::dpdk {
 
 std::string device_name(const std::string& dev) { return dev.substr(0, dev.find(',')); }
+
+namespace {
+
+bool parse_mac(const std::string& s, uint8_t* mac) {
+  unsigned v[6];
+  if (sscanf(s.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6)
+    return false;
+  for (int i = 0; i < 6; ++i) mac[i] = static_cast<uint8_t>(v[i]);
+  return true;
+}
+
+// 198.19.<mac[4]>.<mac[5]>: unique per port on one segment, inside 198.18.0.0/15.
+uint32_t ipv4_from_mac(const uint8_t* mac) {
+  return (198u << 24) | (19u << 16) | (uint32_t(mac[4]) << 8) | mac[5];
+}
+
+}  // namespace
+
+void config_address(const config::Config& cfg, packet::Name& n) {
+  if (!cfg.dpdk.mac.empty()) parse_mac(cfg.dpdk.mac, n.mac);
+  in_addr a{};
+  if (!cfg.dpdk.ipv4.empty() && inet_pton(AF_INET, cfg.dpdk.ipv4.c_str(), &a) == 1)
+    n.ipv4 = ntohl(a.s_addr);
+  else if (n.mac_known())
+    n.ipv4 = ipv4_from_mac(n.mac);
+}
 
 DpdkFabric::DpdkFabric(core::Provider* prov, const fi_fabric_attr* attr, void* context,
                        const config::Config& cfg)
@@ -29,6 +58,7 @@ int DpdkFabric::open_domain(fi_info* info, fid_domain** dom, uint64_t flags, voi
       strcmp(info->fabric_attr->prov_name, "dpdk") != 0)
     return -FI_EINVAL;
   if (info->domain_attr->data_progress == FI_PROGRESS_AUTO) return -FI_ENOSYS;
+  if (!packet::NameFormat::supported(info->addr_format)) return -FI_EINVAL;
   std::string want = info->domain_attr->name;
   bool known = false;
   for (const auto& v : cfg_.dpdk.vdevs) known |= device_name(v) == want;
@@ -53,17 +83,51 @@ DpdkDomain::DpdkDomain(DpdkFabric* fabric, const fi_info* info, void* context,
   base_.kind = packet::NameKind::Dpdk;
   std::memcpy(base_.mac, mac.addr_bytes, 6);
   base_.udp_port = cfg.dpdk.udp_port;
+  packet::Name src;  // the info's source (a service from fi_getinfo) picks the UDP port
+  if (packet::info_src_name(info, packet::NameKind::Dpdk, src) && src.udp_port)
+    base_.udp_port = src.udp_port;
   in_addr a{};
   if (!cfg.dpdk.ipv4.empty() && inet_pton(AF_INET, cfg.dpdk.ipv4.c_str(), &a) == 1)
     base_.ipv4 = ntohl(a.s_addr);
-  else  // 198.19.<mac[4]>.<mac[5]>: unique per port on one segment, inside 198.18.0.0/15
-    base_.ipv4 = (198u << 24) | (19u << 16) | (uint32_t(mac.addr_bytes[4]) << 8) | mac.addr_bytes[5];
+  else
+    base_.ipv4 = ipv4_from_mac(mac.addr_bytes);
   // eal.pin_threads: threads calling in are pinned near the port (eal.lcores if set, else the
   // CPUs of the port's NUMA node from hwloc).
   std::string pin;
   if (cfg.eal.pin_threads) pin = !cfg.eal.lcores.empty() ? cfg.eal.lcores : port->placement().cpus;
-  attach_io(std::make_unique<DpdkIo>(std::move(port), base_.ipv4, base_.udp_port, pin,
-                                     cfg.dpdk.zero_copy_min_bytes));
+  auto io = std::make_unique<DpdkIo>(std::move(port), base_.ipv4, base_.udp_port, pin,
+                                     cfg.dpdk.zero_copy_min_bytes, cfg.dpdk.arp_answer);
+  for (const std::string& e : cfg.dpdk.neighbours) io->add_neighbour(e);  // validated by config
+  dpdk_io_ = io.get();
+  attach_io(std::move(io));
+}
+
+int DpdkDomain::complete(packet::Name& n) noexcept {
+  if (n.mac_known()) return 0;
+  if (n.ipv4 == base_.ipv4) {  // this port (FI_LOCAL_COMM)
+    std::memcpy(n.mac, base_.mac, 6);
+    return 0;
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(cfg_.dpdk.arp_timeout_ms);
+  auto next_request = Clock::now();
+  for (;;) {
+    {
+      util::Guard<util::MaybeLock> g(lock_);
+      if (dpdk_io_->neighbour(n.ipv4, n.mac)) return 0;
+      const auto now = Clock::now();
+      if (now >= deadline) break;
+      if (now >= next_request) {
+        dpdk_io_->arp_request(n.ipv4);
+        next_request = now + std::chrono::milliseconds(200);
+      }
+      progress_locked();  // receives the answer (and keeps the endpoints' traffic moving)
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  PF_LOG("dpdk", Info, Av, "{}: no ARP answer for {}.{}.{}.{} within {} ms", name(), n.ipv4 >> 24,
+         (n.ipv4 >> 16) & 0xff, (n.ipv4 >> 8) & 0xff, n.ipv4 & 0xff, cfg_.dpdk.arp_timeout_ms);
+  return -FI_EHOSTUNREACH;
 }
 
 packet::Name DpdkDomain::local_name(uint16_t ep_id) const noexcept {

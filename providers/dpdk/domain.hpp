@@ -29,12 +29,20 @@ class DpdkDomain final : public packet::TransportDomain {
   DpdkDomain(DpdkFabric* fabric, const fi_info* info, void* context, const config::Config& cfg,
              std::shared_ptr<dpdk_glue::Port> port);
   packet::Name local_name(uint16_t ep_id) const noexcept override;
+  // A name without a MAC: this port's own, the static neighbour table, or ARP over the port
+  // (a request every 200 ms, progressing the domain meanwhile, for at most
+  // dpdk.arp_timeout_ms). Returns 0 or -FI_EHOSTUNREACH. Takes the domain lock.
+  int complete(packet::Name& n) noexcept override;
 
  private:
   packet::Name base_;
+  DpdkIo* dpdk_io_ = nullptr;  // the provider's layer under the fault and loopback layers
 };
 
 // Domain (port) name of a vdev / device string: the part before the first ','.
 std::string device_name(const std::string& dev);
+// The port address the config gives without opening the port: dpdk.mac (when set) and the IPv4
+// address (dpdk.ipv4, else derived from dpdk.mac; 0 when neither is set).
+void config_address(const config::Config& cfg, packet::Name& n);
 
 }  // namespace pollfab::providers::dpdk

@@ -50,9 +50,9 @@ struct DpdkIo::ZeroCopy {
 };
 
 DpdkIo::DpdkIo(std::shared_ptr<dpdk_glue::Port> port, uint32_t ipv4, uint16_t udp_port,
-               std::string pin_cpus, uint32_t zero_copy_min)
+               std::string pin_cpus, uint32_t zero_copy_min, bool arp_answer)
     : port_(std::move(port)), mtu_(port_->mtu()), ipv4_(ipv4), udp_port_(udp_port),
-      mac_(port_->mac()), pin_cpus_(std::move(pin_cpus)) {
+      mac_(port_->mac()), pin_cpus_(std::move(pin_cpus)), arp_(mac_, ipv4, arp_answer) {
   if (zero_copy_min && port_->ext_pool()) {
     zc_ = new ZeroCopy(port_->ext_pool()->size);
     zc_min_ = zero_copy_min;
@@ -179,6 +179,35 @@ void DpdkIo::service() noexcept {
   if (zc_ && zc_->outstanding) rte_eth_tx_done_cleanup(port_->id(), 0, 0);
 }
 
+template <class F>
+bool DpdkIo::send_frame(uint32_t len, F&& fill) noexcept {
+  dpdk_glue::ensure_thread_registered(pin_cpus_.c_str());
+  rte_mbuf* m = rte_pktmbuf_alloc(port_->pool());
+  if (!m) return false;
+  auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, static_cast<uint16_t>(len)));
+  if (!p) {
+    rte_pktmbuf_free(m);
+    return false;
+  }
+  fill(p);
+  if (port_->tx_burst(&m, 1) != 1) {
+    rte_pktmbuf_free(m);
+    return false;
+  }
+  ++stats_.tx_frames;
+  return true;
+}
+
+bool DpdkIo::arp_request(uint32_t ip) noexcept {
+  return send_frame(Arp::kFrameBytes, [&](uint8_t* p) { arp_.build_request(ip, p); });
+}
+
+void DpdkIo::on_arp(const uint8_t* frame, uint32_t len) noexcept {
+  uint8_t reply[Arp::kFrameBytes];
+  if (arp_.on_frame(frame, len, reply))
+    send_frame(Arp::kFrameBytes, [&](uint8_t* p) { std::memcpy(p, reply, sizeof reply); });
+}
+
 size_t DpdkIo::counters(util::Counter* out, size_t max) const noexcept {
   const IoStats& s = stats_;
   const util::Counter c[] = {
@@ -187,6 +216,9 @@ size_t DpdkIo::counters(util::Counter* out, size_t max) const noexcept {
       {"rx_bad_ip", s.rx_bad_ip},         {"rx_not_udp", s.rx_not_udp},
       {"rx_bad_udp", s.rx_bad_udp},       {"rx_fragment", s.rx_fragment},
       {"rx_multiseg", s.rx_multiseg},
+      {"arp_requests_tx", arp_.stats().requests_tx}, {"arp_replies_tx", arp_.stats().replies_tx},
+      {"arp_learned", arp_.stats().learned},     {"arp_untrusted", arp_.stats().untrusted},
+      {"arp_malformed", arp_.stats().malformed},
   };
   size_t n = std::min(max, std::size(c));
   std::copy(c, c + n, out);
@@ -210,6 +242,11 @@ uint16_t DpdkIo::rx_burst(PacketBuf* out, uint16_t n) noexcept {
     if (f->nb_segs != 1) { drop(stats_.rx_multiseg); continue; }
     if (len < kL2L4Bytes) { drop(stats_.rx_not_ipv4); continue; }
     auto* eth = reinterpret_cast<const rte_ether_hdr*>(p);
+    if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
+      on_arp(p, len);
+      rte_pktmbuf_free(f);
+      continue;
+    }
     if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) { drop(stats_.rx_not_ipv4); continue; }
     if (!rte_is_same_ether_addr(&eth->dst_addr, &mac_) && !rte_is_broadcast_ether_addr(&eth->dst_addr)) {
       drop(stats_.rx_not_for_us);

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "dpdk_glue/port.hpp"
+#include "providers/dpdk/arp.hpp"
 #include "transport/packet_io.hpp"
 
 namespace pollfab::providers::dpdk {
@@ -35,8 +36,9 @@ class DpdkIo final : public transport::PacketIo {
   // port: kept open while this object lives. pin_cpus: CPUs to pin calling threads to
   // (eal.pin_threads), "" = no pinning. zero_copy_min: segments of at least this many payload
   // bytes are attached, not copied (0 or a port without an ext_pool: never).
+  // arp_answer: answer ARP requests for ipv4 (providers/dpdk/arp.hpp).
   DpdkIo(std::shared_ptr<dpdk_glue::Port> port, uint32_t ipv4, uint16_t udp_port,
-         std::string pin_cpus = {}, uint32_t zero_copy_min = 0);
+         std::string pin_cpus = {}, uint32_t zero_copy_min = 0, bool arp_answer = true);
   ~DpdkIo() override;
 
   uint32_t max_packet_bytes() const noexcept override { return mtu_ - 28; }
@@ -58,6 +60,11 @@ class DpdkIo final : public transport::PacketIo {
   void service() noexcept override;
   size_t counters(util::Counter* out, size_t max) const noexcept override;
   const IoStats& stats() const noexcept { return stats_; }
+  // Neighbours (ARP, static entries): the MAC of ip (host order) if known.
+  bool neighbour(uint32_t ip, uint8_t* mac) const noexcept { return arp_.lookup(ip, mac); }
+  bool add_neighbour(const std::string& entry) { return arp_.add_static(entry); }
+  // Broadcasts an ARP request for ip; the answer arrives through rx_burst. False if no mbuf.
+  bool arp_request(uint32_t ip) noexcept;
 
  private:
   std::shared_ptr<dpdk_glue::Port> port_;  // kept open while this object lives
@@ -67,6 +74,11 @@ class DpdkIo final : public transport::PacketIo {
   rte_ether_addr mac_;
   std::string pin_cpus_;
   IoStats stats_;
+  Arp arp_;
+  // Sends one frame of len bytes built by fill(data). False if no mbuf or the queue is full.
+  template <class F>
+  bool send_frame(uint32_t len, F&& fill) noexcept;
+  void on_arp(const uint8_t* frame, uint32_t len) noexcept;
   struct ZeroCopy;  // pins and shared-info slots; outlives this object while mbufs reference it
   ZeroCopy* zc_ = nullptr;
   uint32_t zc_min_ = UINT32_MAX;

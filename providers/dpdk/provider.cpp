@@ -35,15 +35,21 @@ class DpdkProvider final : public core::Provider {
       return -FI_EINVAL;
     }
     const config::Config& cfg = *lr.config;
-    // Addresses: names are binary (MAC, IPv4, UDP port, endpoint id); a node string cannot be
-    // resolved to a MAC, so only hinted binary names are used.
-    if (node && !(flags & FI_SOURCE)) {
-      PF_LOG(kName, Info, Core,
-             "destination '{}' by node name is not supported: exchange fi_getname() names and "
-             "fi_av_insert() them", node);
-      return -FI_ENODATA;
+    // Addresses (docs/addressing.md): the port's IPv4 address and UDP port come from the
+    // config, so fi_getinfo needs no port up; a destination's MAC is resolved later.
+    packet::Name local, src, dest;
+    local.kind = packet::NameKind::Dpdk;
+    local.udp_port = cfg.dpdk.udp_port;
+    config_address(cfg, local);
+    bool has_dest = false;
+    int r = packet::info_names(packet::NameKind::Dpdk, local, node, service, flags, hints, src,
+                               dest, has_dest);
+    if (r) {
+      PF_LOG(kName, Info, Core, "no address for node '{}' service '{}' ({})", node ? node : "",
+             service ? service : "", r);
+      return r;
     }
-    if (!packet::hint_names_valid(hints, packet::NameKind::Dpdk)) return -FI_ENODATA;
+    const uint32_t app = hints ? hints->addr_format : FI_FORMAT_UNSPEC;
     const uint32_t max_pkt = cfg.dpdk.mtu - 28;
     const size_t dgram_max = max_pkt - transport::wire::kHeaderBytes;
     std::vector<std::string> devs;
@@ -62,7 +68,7 @@ class DpdkProvider final : public core::Provider {
         t.prov_version = Provider::version();
         fi_info* i = packet::make_info(t);
         if (!i) return -FI_ENOMEM;
-        if (!packet::copy_hint_names(hints, i)) {
+        if (!packet::set_info_names(i, app, src, has_dest ? &dest : nullptr)) {
           core::freeinfo(i);
           return -FI_ENOMEM;
         }
@@ -95,6 +101,7 @@ class DpdkProvider final : public core::Provider {
 
 core::Provider* provider() {
   static DpdkProvider p;
+  packet::install_name_printer();  // fi_tostr prints our FI_FORMAT_UNSPEC names
   return &p;
 }
 

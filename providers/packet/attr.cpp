@@ -1,5 +1,6 @@
 #include "providers/packet/attr.hpp"
 
+#include <cstdlib>
 #include <cstring>
 
 #include "transport/ops.hpp"
@@ -14,31 +15,76 @@ fi_info* make_info(core::InfoTemplate t) {
   return core::make_info(t);
 }
 
-bool hint_names_valid(const fi_info* hints, NameKind kind) noexcept {
-  if (!hints) return true;
-  Name n;
-  for (auto [addr, len] : {std::pair{hints->dest_addr, hints->dest_addrlen},
-                           std::pair{hints->src_addr, hints->src_addrlen}}) {
-    if (!addr) continue;
-    if (hints->addr_format != FI_FORMAT_UNSPEC ||
-        !Name::decode(static_cast<const uint8_t*>(addr), len, kind, n))
-      return false;
+int info_names(NameKind kind, const Name& local, const char* node, const char* service,
+               uint64_t flags, const fi_info* hints, Name& src, Name& dest, bool& has_dest) {
+  const uint32_t app = hints ? hints->addr_format : FI_FORMAT_UNSPEC;
+  if (!NameFormat::supported(app)) return -FI_ENODATA;
+  const NameFormat fmt(kind, app);
+  src = local;
+  src.ep_id = 0;
+  has_dest = false;
+  auto is_local = [&](uint32_t ip) { return ip == local.ipv4 || local.ipv4 == 0; };
+  if (hints && hints->src_addr) {
+    Name h;
+    if (!fmt.decode_app(hints->src_addr, hints->src_addrlen, h) || !is_local(h.ipv4))
+      return -FI_ENODATA;
+    src.ipv4 = h.ipv4;
+    src.udp_port = h.udp_port;
+    src.ep_id = app == FI_SOCKADDR_IN ? 0 : h.ep_id;
   }
-  return true;
+  if (hints && hints->dest_addr) {
+    if (!fmt.decode_app(hints->dest_addr, hints->dest_addrlen, dest)) return -FI_ENODATA;
+    has_dest = true;
+  }
+  uint16_t port = 0;
+  if (service && !parse_service(service, port)) return -FI_ENODATA;
+  if (node && (flags & FI_SOURCE)) {
+    uint32_t ip = 0;
+    if (!resolve_node(node, ip) || !is_local(ip)) return -FI_ENODATA;
+    src.ipv4 = ip;
+    if (port) src.udp_port = port;
+  } else if (node) {
+    Name d;
+    if (!service && std::strncmp(node, "fi_", 3) == 0) {
+      if (!Name::parse(node, kind, d)) return -FI_ENODATA;
+    } else {
+      d.kind = kind;
+      if (!resolve_node(node, d.ipv4)) return -FI_ENODATA;
+      d.udp_port = port ? port : local.udp_port;
+      d.ep_id = kServiceEpId;
+      if (!d.udp_port) return -FI_ENODATA;  // no service and no configured port to default to
+    }
+    dest = d;
+    has_dest = true;
+  } else if (port) {
+    src.udp_port = port;
+  }
+  return 0;
 }
 
-bool copy_hint_names(const fi_info* hints, fi_info* out) noexcept {
-  if (!hints) return true;
-  auto copy = [](const void* src, void** dst, size_t* len) {
-    if (!src) return true;
-    *dst = malloc(kNameBytes);
-    if (!*dst) return false;
-    std::memcpy(*dst, src, kNameBytes);
-    *len = kNameBytes;
+bool set_info_names(fi_info* info, uint32_t app, const Name& src, const Name* dest) noexcept {
+  const NameFormat fmt(src.kind, app);
+  auto store = [&](const Name& n, void** out, size_t* outlen) {
+    uint8_t bin[kNameBytes];
+    n.encode(bin);
+    size_t len = 0;
+    fmt.export_to(bin, nullptr, &len);
+    void* p = calloc(1, len);
+    if (!p) return false;
+    fmt.export_to(bin, p, &len);
+    free(*out);
+    *out = p;
+    *outlen = len;
     return true;
   };
-  return copy(hints->dest_addr, &out->dest_addr, &out->dest_addrlen) &&
-         copy(hints->src_addr, &out->src_addr, &out->src_addrlen);
+  info->addr_format = app;
+  return store(src, &info->src_addr, &info->src_addrlen) &&
+         (!dest || store(*dest, &info->dest_addr, &info->dest_addrlen));
+}
+
+bool info_src_name(const fi_info* info, NameKind kind, Name& out) noexcept {
+  if (!info || !info->src_addr || !NameFormat::supported(info->addr_format)) return false;
+  return NameFormat(kind, info->addr_format).decode_app(info->src_addr, info->src_addrlen, out);
 }
 
 }  // namespace pollfab::providers::packet

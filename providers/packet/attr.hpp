@@ -22,10 +22,24 @@ constexpr int kTransportMrModes = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATE
 // caps, MR modes and iov limit; nullptr on allocation failure.
 fi_info* make_info(core::InfoTemplate t);
 
-// True if the hints carry no addresses, or only valid binary names of this kind (addr_format
-// FI_FORMAT_UNSPEC). A provider offers nothing (-FI_ENODATA) otherwise.
-bool hint_names_valid(const fi_info* hints, NameKind kind) noexcept;
-// Copies the hints' src/dest names into the candidate (malloc). False on allocation failure.
-bool copy_hint_names(const fi_info* hints, fi_info* out) noexcept;
+// fi_getinfo(3) addressing for one provider. `local` is the address the provider's config gives
+// its domain (IPv4 and UDP port; MAC when configured; endpoint id 0 = any). From node, service,
+// flags and the hints' addresses (in hints->addr_format) it computes the candidate's src_addr
+// (always) and dest_addr (when a destination is named):
+//   node with FI_SOURCE    node:service is the source; node must be the local address;
+//   node without FI_SOURCE node:service is the destination (service: the local UDP port when
+//                          absent); node may also be an FI_ADDR_STR text (service null);
+//   service alone          the source's UDP port;
+//   hints->src_addr/dest_addr  taken as given (src must be the local address).
+// A destination names endpoint kServiceEpId unless its text says otherwise; its MAC is resolved
+// later (fi_av_insert, fi_connect). Returns 0, or -FI_ENODATA (a node that does not resolve or is
+// not local, an unusable service or hint address, an address format this provider lacks).
+int info_names(NameKind kind, const Name& local, const char* node, const char* service,
+               uint64_t flags, const fi_info* hints, Name& src, Name& dest, bool& has_dest);
+// Stores addr_format (the hinted form, else FI_FORMAT_UNSPEC), src_addr and dest_addr (when
+// dest is not null) in the candidate, malloc'd in that form. False on allocation failure.
+bool set_info_names(fi_info* info, uint32_t app, const Name& src, const Name* dest) noexcept;
+// The name in info->src_addr (in info->addr_format); false if there is none or it is malformed.
+bool info_src_name(const fi_info* info, NameKind kind, Name& out) noexcept;
 
 }  // namespace pollfab::providers::packet

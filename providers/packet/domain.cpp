@@ -14,9 +14,10 @@ TransportDomain::TransportDomain(core::Fabric* fabric, const fi_info* info, void
     : core::Domain(fabric, info, context),
       cfg_(cfg),
       kind_(kind),
-      fmt_(kind),
+      fmt_(kind, info ? info->addr_format : FI_FORMAT_UNSPEC),
       mr_lookup_(mrs_, info && info->domain_attr && core::mr_mode_virt_addr(info->domain_attr->mr_mode)) {
   core::install_domain_ops<TransportDomain>(box_.fid);
+  fmt_.set_resolver(this);
   eps_.resize(1, nullptr);  // id 0 is never used
   lock_.enable(true);       // the assist thread may run progress concurrently
 }
@@ -125,8 +126,7 @@ void TransportDomain::progress_locked() noexcept {
 
 uint16_t TransportDomain::attach(TransportEndpoint* ep, uint16_t wanted) {
   util::Guard<util::MaybeLock> g(lock_);
-  if (wanted) {
-    if (wanted < eps_.size() && eps_[wanted]) return 0;
+  if (wanted && (wanted >= eps_.size() || !eps_[wanted])) {
     if (wanted >= eps_.size()) eps_.resize(size_t(wanted) + 1, nullptr);
     eps_[wanted] = ep;
     return wanted;

@@ -36,7 +36,7 @@ namespace pollfab::providers::packet {
 
 class TransportEndpoint;
 
-class TransportDomain : public core::Domain, public core::stats::Source {
+class TransportDomain : public core::Domain, public core::stats::Source, public NameResolver {
  public:
   static constexpr size_t kMaxQueueEntries = 1u << 16;  // tx/rx_attr->size limit
   static constexpr size_t kMaxInjectBytes = 16384;      // tx_attr->inject_size limit
@@ -58,6 +58,11 @@ class TransportDomain : public core::Domain, public core::stats::Source {
   int query_atomic(fi_datatype dt, fi_op op, fi_atomic_attr* attr, uint64_t flags) noexcept;
   // This domain's name for an endpoint id.
   virtual Name local_name(uint16_t ep_id) const noexcept = 0;
+  // NameResolver: fills in a name's link address when the provider needs one (dpdk: ARP or
+  // the static neighbour table, docs/addressing.md). The default (udp) has nothing to do.
+  int complete(Name&) noexcept override { return 0; }
+  // The application's address form and conversions (fi_getname, fi_av_*).
+  const NameFormat& name_format() const noexcept { return fmt_; }
   // The I/O layers' counters (call under the domain lock). Returns how many it wrote.
   size_t io_counters(stats::Counter* out, size_t max) const noexcept {
     return io_ ? io_->counters(out, max) : 0;

@@ -49,7 +49,12 @@ TransportEndpoint::TransportEndpoint(TransportDomain* dom, const fi_info* info, 
   // Build everything that can throw before the domain can see this endpoint.
   transport::EngineConfig cfg = engine_config(*dom, info);
   auto engine = std::make_unique<transport::Engine>(cfg, dom->io(), dom->clock(), *this);
-  ep_id_ = dom->attach(this);
+  // A src_addr naming an endpoint id (fi_getinfo with a service, FI_ADDR_STR with /EP) asks for
+  // that id; it is taken when free, the lowest free id otherwise.
+  Name src;
+  const bool named = info && info->src_addr &&
+                     dom->name_format().decode_app(info->src_addr, info->src_addrlen, src);
+  ep_id_ = dom->attach(this, named ? src.ep_id : 0);
   engine->set_ep_id(ep_id_);
   engine->set_mr_lookup(&dom->mr_lookup());
   util::Guard<util::MaybeLock> g(dom->lock());  // the assist thread may be running progress
@@ -319,20 +324,17 @@ int TransportEndpoint::setopt(int level, int name, const void* val, size_t len) 
 
 int TransportEndpoint::getname(void* addr, size_t* addrlen) noexcept {
   if (!addrlen) return -FI_EINVAL;
-  if (!addr || *addrlen < kNameBytes) {
-    *addrlen = kNameBytes;
-    return -FI_ETOOSMALL;
-  }
-  tdom_->local_name(ep_id_).encode(static_cast<uint8_t*>(addr));
-  *addrlen = kNameBytes;
-  return 0;
+  uint8_t name[kNameBytes];
+  tdom_->local_name(ep_id_).encode(name);
+  return tdom_->name_format().export_to(name, addr, addrlen);
 }
 
 int TransportEndpoint::setname(const void* addr, size_t addrlen) noexcept {
   if (enabled_) return -FI_EOPBADSTATE;
   Name n, mine = tdom_->local_name(ep_id_);
-  if (!Name::decode(static_cast<const uint8_t*>(addr), addrlen, tdom_->kind(), n)) return -FI_EINVAL;
-  if (std::memcmp(n.mac, mine.mac, 6) != 0 || n.ipv4 != mine.ipv4 || n.udp_port != mine.udp_port)
+  if (!tdom_->name_format().decode_app(addr, addrlen, n)) return -FI_EINVAL;
+  if ((n.mac_known() && std::memcmp(n.mac, mine.mac, 6) != 0) || n.ipv4 != mine.ipv4 ||
+      n.udp_port != mine.udp_port)
     return -FI_EADDRNOTAVAIL;
   if (!n.ep_id) return -FI_EINVAL;
   try {

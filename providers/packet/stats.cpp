@@ -90,12 +90,7 @@ size_t peer_counters(const PeerStats& s, Counter* out) noexcept {
   return n;
 }
 
-std::string address_str(const Name& n) {
-  if (n.kind == NameKind::Udp)
-    return fmt::format("fi_udp://{}.{}.{}.{}:{}/{}", n.ipv4 >> 24, (n.ipv4 >> 16) & 0xff,
-                       (n.ipv4 >> 8) & 0xff, n.ipv4 & 0xff, n.udp_port, n.ep_id);
-  return n.str();
-}
+std::string address_str(const Name& n) { return n.str(); }
 
 std::string address_str(NameKind kind, const transport::PeerAddr& a) {
   return address_str(Name::from_host(kind, a.host, a.ep_id));

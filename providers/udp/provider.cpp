@@ -54,8 +54,17 @@ class UdpFabric final : public core::Fabric {
     if (info->domain_attr && info->domain_attr->data_progress == FI_PROGRESS_AUTO) return -FI_ENOSYS;
     in_addr a{};
     if (inet_pton(AF_INET, cfg_.udp.iface_ip.c_str(), &a) != 1) return -FI_EINVAL;
+    if (!packet::NameFormat::supported(info->addr_format)) return -FI_EINVAL;
+    // The socket binds the info's source (fi_getinfo with a service, FI_SOURCE) when it names a
+    // port, else the configured one.
+    uint16_t port = cfg_.udp.port;
+    packet::Name src;
+    if (packet::info_src_name(info, packet::NameKind::Udp, src)) {
+      if (src.ipv4 && src.ipv4 != ntohl(a.s_addr)) return -FI_EADDRNOTAVAIL;
+      if (src.udp_port) port = src.udp_port;
+    }
     std::string err;
-    auto io = UdpIo::open(ntohl(a.s_addr), cfg_.udp.port, cfg_.udp.socket_buffer_bytes, err);
+    auto io = UdpIo::open(ntohl(a.s_addr), port, cfg_.udp.socket_buffer_bytes, err);
     if (!io) {
       PF_LOG(kName, Warn, Domain, "fi_domain: {}", err);
       return -FI_EADDRNOTAVAIL;
@@ -73,15 +82,28 @@ class UdpProvider final : public core::Provider {
  public:
   const char* name() const noexcept override { return kName; }
 
-  int candidates(uint32_t, const char* node, const char*, uint64_t flags, const fi_info* hints,
+  int candidates(uint32_t, const char* node, const char* service, uint64_t flags, const fi_info* hints,
                  std::vector<fi_info*>& out) override {
     config::LoadResult lr = config::load(kName);
     if (!lr.config) {
       PF_LOG(kName, Warn, Core, "configuration refused: {}", lr.error);
       return -FI_EINVAL;
     }
-    if (node && !(flags & FI_SOURCE)) return -FI_ENODATA;  // names are exchanged, not resolved
-    if (!packet::hint_names_valid(hints, packet::NameKind::Udp)) return -FI_ENODATA;
+    in_addr a{};
+    if (inet_pton(AF_INET, lr.config->udp.iface_ip.c_str(), &a) != 1) return -FI_ENODATA;
+    packet::Name local, src, dest;
+    local.kind = packet::NameKind::Udp;
+    local.ipv4 = ntohl(a.s_addr);
+    local.udp_port = lr.config->udp.port;
+    bool has_dest = false;
+    int r = packet::info_names(packet::NameKind::Udp, local, node, service, flags, hints, src,
+                               dest, has_dest);
+    if (r) {
+      PF_LOG(kName, Info, Core, "no address for node '{}' service '{}' ({})", node ? node : "",
+             service ? service : "", r);
+      return r;
+    }
+    const uint32_t app = hints ? hints->addr_format : FI_FORMAT_UNSPEC;
     const size_t dgram_max = UdpIo::kMaxPacketBytes - transport::wire::kHeaderBytes;
     for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM}) {
       core::InfoTemplate t;
@@ -95,7 +117,7 @@ class UdpProvider final : public core::Provider {
       t.prov_version = version();
       fi_info* i = packet::make_info(t);
       if (!i) return -FI_ENOMEM;
-      if (!packet::copy_hint_names(hints, i)) {
+      if (!packet::set_info_names(i, app, src, has_dest ? &dest : nullptr)) {
         core::freeinfo(i);
         return -FI_ENOMEM;
       }
@@ -121,6 +143,7 @@ class UdpProvider final : public core::Provider {
 
 core::Provider* provider() {
   static UdpProvider p;
+  packet::install_name_printer();  // fi_tostr prints our FI_FORMAT_UNSPEC names
   return &p;
 }
 

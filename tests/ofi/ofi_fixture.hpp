@@ -33,8 +33,10 @@ using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 
 // fi_getinfo for the test provider with these caps (and the hints the callers add).
 inline InfoPtr get_info(uint64_t caps, fi_av_type av_type = FI_AV_MAP,
-                        fi_threading threading = FI_THREAD_DOMAIN, int mr_mode = 0) {
+                        fi_threading threading = FI_THREAD_DOMAIN, int mr_mode = 0,
+                        uint32_t addr_format = FI_FORMAT_UNSPEC) {
   fi_info* hints = fi_allocinfo();
+  hints->addr_format = addr_format;
   hints->ep_attr->type = FI_EP_RDM;
   hints->caps = caps;
   hints->mode = FI_CONTEXT;
@@ -68,8 +70,9 @@ class Ofi {
  public:
   // Opens fabric, domain and AV for caps; endpoints come from add_ep().
   explicit Ofi(uint64_t caps, fi_av_type av_type = FI_AV_MAP,
-               fi_threading threading = FI_THREAD_DOMAIN, int mr_mode = 0)
-      : info_(get_info(caps, av_type, threading, mr_mode)) {
+               fi_threading threading = FI_THREAD_DOMAIN, int mr_mode = 0,
+               uint32_t addr_format = FI_FORMAT_UNSPEC)
+      : info_(get_info(caps, av_type, threading, mr_mode, addr_format)) {
     if (!info_) return;
     EXPECT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
     EXPECT_EQ(fi_domain(fabric_, info_.get(), &domain_, nullptr), 0);
@@ -110,7 +113,11 @@ class Ofi {
     e->name.resize(len);
     EXPECT_EQ(fi_getname(&e->ep->fid, e->name.data(), &len), 0);
     e->name.resize(len);
-    EXPECT_EQ(fi_av_insert(av_, e->name.data(), 1, &e->self, 0, nullptr), 1);
+    // FI_ADDR_STR: fi_av_insert takes an array of strings (fi_av(3)).
+    const char* text = reinterpret_cast<const char*>(e->name.data());
+    const void* addr = info_->addr_format == FI_ADDR_STR ? static_cast<const void*>(&text)
+                                                         : static_cast<const void*>(e->name.data());
+    EXPECT_EQ(fi_av_insert(av_, addr, 1, &e->self, 0, nullptr), 1);
     eps_.push_back(std::move(e));
     return *eps_.back();
   }

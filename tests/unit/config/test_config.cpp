@@ -104,7 +104,7 @@ TEST_F(ConfigTest, SchemaIsCompleteAndConsistent) {
     // The struct's initializers are the schema's defaults.
     EXPECT_EQ(value_text(Config{}, k), k.default_text) << name;
   }
-  EXPECT_EQ(schema().size(), 44u);
+  EXPECT_EQ(schema().size(), 47u);
   EXPECT_EQ(std::string(key("dpdk", "mtu").unit), "bytes");
   EXPECT_EQ(std::string(key("transport", "rto_min_us").unit), "us");
   EXPECT_EQ(std::string(key("fault", "drop").unit), "probability");
@@ -271,6 +271,10 @@ TEST_F(ConfigTest, BadEnumAndFormatValues) {
   EXPECT_HAS(error_of("[dpdk]\nipv4 = \"10.0.0.256\"\n"), "key 'dpdk.ipv4': must be \"\" or a dotted-quad IPv4 address");
   EXPECT_HAS(error_of("[udp]\niface_ip = \"\"\n"), "key 'udp.iface_ip': must be a dotted-quad IPv4 address, got ''");
   EXPECT_HAS(error_of("[eal]\npci_allow = [\"0000:01:00.0\", \"xyz\"]\n"), "key 'eal.pci_allow': item 2 must be a PCI address");
+  EXPECT_HAS(error_of("[dpdk]\nneighbours = [\"198.18.0.2 02:50:46:00:00:0b\", \"198.18.0.3\"]\n"),
+             "key 'dpdk.neighbours': item 2 must be \"IPv4 MAC\"");
+  EXPECT_HAS(error_of("[dpdk]\nneighbours = [\"198.18.0.2 01:00:5e:00:00:01\"]\n"),
+             "key 'dpdk.neighbours': item 1 must be \"IPv4 MAC\"");
   EXPECT_HAS(error_of("[dpdk]\nvdevs = [\"iface=pftap0\"]\n"), "key 'dpdk.vdevs': item 1 must be <driver>");
   EXPECT_HAS(error_of("[eal]\nlcores = \"a-b\"\n"), "key 'eal.lcores': must be");
   EXPECT_HAS(error_of("[eal]\nfile_prefix = \"a/b\"\n"), "key 'eal.file_prefix': must be");

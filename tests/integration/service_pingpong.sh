@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# `pollfab pingpong` with the server named by address and service alone (no name exchange):
+# the server takes fabric service 4000 (`-P 4000`), the client runs `pollfab pingpong ADDR:4000`
+# (fi_getinfo(ADDR, "4000") and fi_av_insertsvc), data checked.
+# Usage: service_pingpong.sh BUILD_DIR LINK SIZES ITERS
+#   LINK tap|memif: dpdk between testbed hosts a and b (the client resolves a's MAC by ARP; the
+#   test fails unless the client's close-time counters show arp_learned > 0);
+#   LINK udp: the udp provider on loopback in a network namespace this script creates.
+# Always removes what it created.
+set -euo pipefail
+build=$(cd "$1" && pwd); link=$2; sizes=$3; iters=$4
+P="$build/apps/pollfab"
+limit=${PINGPONG_TIMEOUT:-300}
+logs=$(mktemp -d)
+ns=pollfab-svc-$$
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
+  wait 2>/dev/null || true
+  if [ "$link" = udp ]; then ip netns del "$ns" 2>/dev/null || true
+  else "$P" testbed down >/dev/null 2>&1 || true; fi
+  rm -rf "$logs"
+}
+trap cleanup EXIT
+export FI_LOG_LEVEL=info
+if [ "$link" = udp ]; then
+  ip netns add "$ns"
+  ip -n "$ns" link set lo up
+  srv=(ip netns exec "$ns"); cli=(ip netns exec "$ns"); prov=udp; addr=127.0.0.1
+else
+  "$P" testbed down >/dev/null 2>&1 || true
+  "$P" testbed up --link "$link" >/dev/null
+  srv=("$P" testbed exec a --); cli=("$P" testbed exec b --); prov=dpdk
+  addr=$("$P" testbed addr a)
+fi
+timeout "$limit" "${srv[@]}" "$P" pingpong -p "$prov" -P 4000 -S "$sizes" -I "$iters" -c \
+  > "$logs/server" 2>&1 &
+server_pid=$!
+set +e
+timeout "$limit" "${cli[@]}" "$P" pingpong -p "$prov" -S "$sizes" -I "$iters" -c "$addr:4000" \
+  > "$logs/client" 2>&1
+client_rc=$?
+wait "$server_pid"
+server_rc=$?
+set -e
+server_pid=""
+grep -E '^(bytes|[0-9]+[kmg]? )' "$logs/client" || true
+echo "client exit $client_rc, server exit $server_rc"
+if [ $client_rc -ne 0 ] || [ $server_rc -ne 0 ]; then
+  echo "--- client log"; grep -v -E "qdisc|rte flow" "$logs/client" | tail -20
+  echo "--- server log"; grep -v -E "qdisc|rte flow" "$logs/server" | tail -20
+  exit 1
+fi
+n=$(grep -cE '^[0-9]+[kmg]? ' "$logs/client" || true)
+[ "$n" -gt 0 ] || { echo "FAIL: no result lines"; exit 1; }
+if [ "$link" != udp ]; then
+  learned=$(grep -oE "arp_learned=[0-9]+" "$logs/client" | sed 's/.*=//' | awk '{s += $1} END {print s + 0}')
+  echo "arp_learned (client): $learned"
+  [ "$learned" -gt 0 ] || { echo "FAIL: the client did not resolve the server by ARP"; exit 1; }
+fi
+echo "PASS: $n sizes"
