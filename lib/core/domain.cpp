@@ -66,7 +66,7 @@ int Domain::mr_reg(const iovec* iov, size_t count, uint64_t access, uint64_t off
                            FI_REMOTE_WRITE | FI_COLLECTIVE;
   if (access & ~kAccess) return -FI_EINVAL;
   // The data path looks keys up under lock_ without the map's mutex: change the map under it.
-  util::Guard<util::MaybeLock> g(lock_);
+  util::Guard<util::MaybeLock> g(lock());
   if (int r = mrs_.reserve(key, key)) return r;
   Mr* m;
   try {

@@ -31,8 +31,10 @@ class Domain : public Object, public Progressable {
     return info_->domain_attr && info_->domain_attr->name ? info_->domain_attr->name : "";
   }
   uint32_t api_version() const noexcept;
-  bool thread_safe() const noexcept { return lock_.enabled(); }
-  util::MaybeLock& lock() noexcept { return lock_; }
+  bool thread_safe() const noexcept { return lock_ptr_->enabled(); }
+  // The lock of the domain's data path: its own, or one it shares with other domains
+  // (share_lock: transport domains on one port share that port's lock).
+  util::MaybeLock& lock() noexcept { return *lock_ptr_; }
 
   int close() override;
 
@@ -58,7 +60,10 @@ class Domain : public Object, public Progressable {
   FidBox<fid_domain> box_;
   Fabric* fabric_;
   fi_info* info_ = nullptr;
+  // Makes lock() the given lock (which must outlive the domain).
+  void share_lock(util::MaybeLock& l) noexcept { lock_ptr_ = &l; }
   util::MaybeLock lock_;
+  util::MaybeLock* lock_ptr_ = &lock_;
   MrMap mrs_;
 };
 

@@ -64,48 +64,60 @@ int DpdkFabric::open_domain(fi_info* info, fid_domain** dom, uint64_t flags, voi
   for (const auto& v : cfg_.dpdk.vdevs) known |= device_name(v) == want;
   for (const auto& p : cfg_.eal.pci_allow) known |= device_name(p) == want;
   if (!known) return -FI_ENODEV;
-  util::Status st = util::Status::Ok;
-  std::string err;
-  auto port = dpdk_glue::Port::open(want, cfg_, st, err);
-  if (!port) {
-    PF_LOG("dpdk", Warn, Domain, "fi_domain({}): {}", want, err);
-    return -core::fi_errno_of(st);
+  // One Link per device (a DPDK port is opened once per process): a passive endpoint
+  // listening on it, or another domain, shares it. Its UDP port is the first opener's.
+  uint16_t udp_port = cfg_.dpdk.udp_port;
+  packet::Name src;
+  if (packet::info_src_name(info, packet::NameKind::Dpdk, src) && src.udp_port)
+    udp_port = src.udp_port;
+  const std::string key = "dpdk:" + want;
+  std::shared_ptr<packet::Link> link = packet::Link::find(key);
+  if (link && link->local_name(0).udp_port != udp_port) {
+    PF_LOG("dpdk", Warn, Domain, "fi_domain({}): the port is open with UDP port {}, not {}", want,
+           link->local_name(0).udp_port, udp_port);
+    return -FI_EBUSY;
   }
-  auto* d = new DpdkDomain(this, info, context, cfg_, std::move(port));
+  if (!link) {
+    util::Status st = util::Status::Ok;
+    std::string err;
+    auto port = dpdk_glue::Port::open(want, cfg_, st, err);
+    if (!port) {
+      PF_LOG("dpdk", Warn, Domain, "fi_domain({}): {}", want, err);
+      return -core::fi_errno_of(st);
+    }
+    packet::Name base;
+    base.kind = packet::NameKind::Dpdk;
+    std::memcpy(base.mac, port->mac().addr_bytes, 6);
+    base.udp_port = udp_port;
+    in_addr a{};
+    if (!cfg_.dpdk.ipv4.empty() && inet_pton(AF_INET, cfg_.dpdk.ipv4.c_str(), &a) == 1)
+      base.ipv4 = ntohl(a.s_addr);
+    else
+      base.ipv4 = ipv4_from_mac(base.mac);
+    // eal.pin_threads: threads calling in are pinned near the port (eal.lcores if set, else the
+    // CPUs of the port's NUMA node from hwloc).
+    std::string pin;
+    if (cfg_.eal.pin_threads) pin = !cfg_.eal.lcores.empty() ? cfg_.eal.lcores : port->placement().cpus;
+    auto io = std::make_unique<DpdkIo>(std::move(port), base.ipv4, base.udp_port, pin,
+                                       cfg_.dpdk.zero_copy_min_bytes, cfg_.dpdk.arp_answer);
+    for (const std::string& e : cfg_.dpdk.neighbours) io->add_neighbour(e);  // validated
+    link = packet::Link::create(key, std::move(io), cfg_, base, "dpdk", want);
+  }
+  auto* d = new DpdkDomain(this, info, context, cfg_, std::move(link));
   *dom = d->fid();
   return 0;
 }
 
 DpdkDomain::DpdkDomain(DpdkFabric* fabric, const fi_info* info, void* context,
-                       const config::Config& cfg, std::shared_ptr<dpdk_glue::Port> port)
-    : packet::TransportDomain(fabric, info, context, packet::NameKind::Dpdk, cfg) {
-  const rte_ether_addr& mac = port->mac();
-  base_.kind = packet::NameKind::Dpdk;
-  std::memcpy(base_.mac, mac.addr_bytes, 6);
-  base_.udp_port = cfg.dpdk.udp_port;
-  packet::Name src;  // the info's source (a service from fi_getinfo) picks the UDP port
-  if (packet::info_src_name(info, packet::NameKind::Dpdk, src) && src.udp_port)
-    base_.udp_port = src.udp_port;
-  in_addr a{};
-  if (!cfg.dpdk.ipv4.empty() && inet_pton(AF_INET, cfg.dpdk.ipv4.c_str(), &a) == 1)
-    base_.ipv4 = ntohl(a.s_addr);
-  else
-    base_.ipv4 = ipv4_from_mac(mac.addr_bytes);
-  // eal.pin_threads: threads calling in are pinned near the port (eal.lcores if set, else the
-  // CPUs of the port's NUMA node from hwloc).
-  std::string pin;
-  if (cfg.eal.pin_threads) pin = !cfg.eal.lcores.empty() ? cfg.eal.lcores : port->placement().cpus;
-  auto io = std::make_unique<DpdkIo>(std::move(port), base_.ipv4, base_.udp_port, pin,
-                                     cfg.dpdk.zero_copy_min_bytes, cfg.dpdk.arp_answer);
-  for (const std::string& e : cfg.dpdk.neighbours) io->add_neighbour(e);  // validated by config
-  dpdk_io_ = io.get();
-  attach_io(std::move(io));
-}
+                       const config::Config& cfg, std::shared_ptr<packet::Link> link)
+    : packet::TransportDomain(fabric, info, context, packet::NameKind::Dpdk, cfg, std::move(link)),
+      dpdk_io_(static_cast<DpdkIo*>(&link_->provider_io())) {}
 
 int DpdkDomain::complete(packet::Name& n) noexcept {
   if (n.mac_known()) return 0;
-  if (n.ipv4 == base_.ipv4) {  // this port (FI_LOCAL_COMM)
-    std::memcpy(n.mac, base_.mac, 6);
+  const packet::Name base = local_name(0);
+  if (n.ipv4 == base.ipv4) {  // this port (FI_LOCAL_COMM)
+    std::memcpy(n.mac, base.mac, 6);
     return 0;
   }
   using Clock = std::chrono::steady_clock;
@@ -113,7 +125,7 @@ int DpdkDomain::complete(packet::Name& n) noexcept {
   auto next_request = Clock::now();
   for (;;) {
     {
-      util::Guard<util::MaybeLock> g(lock_);
+      util::Guard<util::MaybeLock> g(lock());
       if (dpdk_io_->neighbour(n.ipv4, n.mac)) return 0;
       const auto now = Clock::now();
       if (now >= deadline) break;
@@ -121,7 +133,7 @@ int DpdkDomain::complete(packet::Name& n) noexcept {
         dpdk_io_->arp_request(n.ipv4);
         next_request = now + std::chrono::milliseconds(200);
       }
-      progress_locked();  // receives the answer (and keeps the endpoints' traffic moving)
+      link_->progress_locked();  // receives the answer (and keeps the endpoints' traffic moving)
     }
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
@@ -130,10 +142,5 @@ int DpdkDomain::complete(packet::Name& n) noexcept {
   return -FI_EHOSTUNREACH;
 }
 
-packet::Name DpdkDomain::local_name(uint16_t ep_id) const noexcept {
-  packet::Name n = base_;
-  n.ep_id = ep_id;
-  return n;
-}
 
 }  // namespace pollfab::providers::dpdk

@@ -26,17 +26,16 @@ class DpdkFabric final : public core::Fabric {
 
 class DpdkDomain final : public packet::TransportDomain {
  public:
+  // link: the port's open Link (its provider layer is a DpdkIo).
   DpdkDomain(DpdkFabric* fabric, const fi_info* info, void* context, const config::Config& cfg,
-             std::shared_ptr<dpdk_glue::Port> port);
-  packet::Name local_name(uint16_t ep_id) const noexcept override;
+             std::shared_ptr<packet::Link> link);
   // A name without a MAC: this port's own, the static neighbour table, or ARP over the port
   // (a request every 200 ms, progressing the domain meanwhile, for at most
   // dpdk.arp_timeout_ms). Returns 0 or -FI_EHOSTUNREACH. Takes the domain lock.
   int complete(packet::Name& n) noexcept override;
 
  private:
-  packet::Name base_;
-  DpdkIo* dpdk_io_ = nullptr;  // the provider's layer under the fault and loopback layers
+  DpdkIo* dpdk_io_ = nullptr;  // the link's provider layer (under the fault and loopback layers)
 };
 
 // Domain (port) name of a vdev / device string: the part before the first ','.

@@ -54,7 +54,7 @@ TransportEndpoint::TransportEndpoint(TransportDomain* dom, const fi_info* info, 
   Name src;
   const bool named = info && info->src_addr &&
                      dom->name_format().decode_app(info->src_addr, info->src_addrlen, src);
-  ep_id_ = dom->attach(this, named ? src.ep_id : 0);
+  ep_id_ = dom->link().attach(this, named ? src.ep_id : 0);
   engine->set_ep_id(ep_id_);
   engine->set_mr_lookup(&dom->mr_lookup());
   util::Guard<util::MaybeLock> g(dom->lock());  // the assist thread may be running progress
@@ -63,6 +63,13 @@ TransportEndpoint::TransportEndpoint(TransportDomain* dom, const fi_info* info, 
 }
 
 TransportEndpoint::~TransportEndpoint() = default;
+
+void TransportEndpoint::on_packet(transport::PacketBuf& pkt, uint64_t rx_ns) noexcept {
+  if (engine_)
+    engine_->on_packet(pkt, rx_ns);
+  else
+    tdom_->io().free(&pkt, 1);  // still being built or torn down
+}
 
 int TransportEndpoint::enable() {
   stats::endpoint_enabled(tdom_);  // starts the stats socket (stats.socket) on first use
@@ -91,7 +98,7 @@ void TransportEndpoint::linger() noexcept {
 
 void TransportEndpoint::teardown() noexcept {
   linger();
-  if (ep_id_) tdom_->detach(ep_id_);
+  if (ep_id_) tdom_->link().detach(ep_id_);
   if (engine_) log_totals();  // detached: no other thread reaches the engine now
   util::Guard<util::MaybeLock> g(tdom_->lock());
   engine_.reset();
@@ -338,7 +345,7 @@ int TransportEndpoint::setname(const void* addr, size_t addrlen) noexcept {
     return -FI_EADDRNOTAVAIL;
   if (!n.ep_id) return -FI_EINVAL;
   try {
-    if (!tdom_->move(ep_id_, n.ep_id)) return -FI_EADDRINUSE;
+    if (!tdom_->link().move(ep_id_, n.ep_id)) return -FI_EADDRINUSE;
   } catch (...) {
     return -FI_ENOMEM;
   }

@@ -23,13 +23,15 @@
 #include "lib/core/endpoint.hpp"
 #include "lib/core/ops_msg.hpp"
 #include "lib/core/ops_rma.hpp"
+#include "providers/packet/link.hpp"
 #include "transport/engine.hpp"
 
 namespace pollfab::providers::packet {
 
 class TransportDomain;
 
-class TransportEndpoint final : public core::EndpointBase, public transport::CompletionSink {
+class TransportEndpoint final : public core::EndpointBase, public transport::CompletionSink,
+                                public Receiver {
  public:
   TransportEndpoint(TransportDomain* dom, const fi_info* info, void* context);
   ~TransportEndpoint() override;
@@ -40,6 +42,13 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   transport::Engine* engine_ptr() noexcept { return engine_.get(); }
   int enable() override;
   void teardown() noexcept override;
+  // Receiver (the port's demultiplexer calls these under the lock).
+  void on_packet(transport::PacketBuf& pkt, uint64_t rx_ns) noexcept override;
+  void progress() noexcept override {
+    if (engine_) engine_->progress();
+  }
+  TransportEndpoint* endpoint() noexcept override { return this; }
+  TransportDomain* transport_domain() const noexcept { return tdom_; }
   void on_completion(const transport::Completion& c) noexcept override;
 
   // Data path: the members core's ops tables call (lib/core/ops_msg.hpp, ops_ep.hpp; this

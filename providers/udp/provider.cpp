@@ -26,22 +26,9 @@ constexpr uint32_t kInjectBytes = 1024;
 class UdpDomain final : public packet::TransportDomain {
  public:
   UdpDomain(core::Fabric* fabric, const fi_info* info, void* context, const config::Config& cfg,
-            std::unique_ptr<UdpIo> io)
-      : packet::TransportDomain(fabric, info, context, packet::NameKind::Udp, cfg), ip_(io->ip()), port_(io->port()) {
-    attach_io(std::move(io));
-  }
-  packet::Name local_name(uint16_t ep_id) const noexcept override {
-    packet::Name n;
-    n.kind = packet::NameKind::Udp;
-    n.ipv4 = ip_;
-    n.udp_port = port_;
-    n.ep_id = ep_id;
-    return n;
-  }
-
- private:
-  uint32_t ip_;     // host order
-  uint16_t port_;   // host order
+            std::shared_ptr<packet::Link> link)
+      : packet::TransportDomain(fabric, info, context, packet::NameKind::Udp, cfg,
+                                std::move(link)) {}
 };
 
 class UdpFabric final : public core::Fabric {
@@ -63,13 +50,27 @@ class UdpFabric final : public core::Fabric {
       if (src.ipv4 && src.ipv4 != ntohl(a.s_addr)) return -FI_EADDRNOTAVAIL;
       if (src.udp_port) port = src.udp_port;
     }
-    std::string err;
-    auto io = UdpIo::open(ntohl(a.s_addr), port, cfg_.udp.socket_buffer_bytes, err);
-    if (!io) {
-      PF_LOG(kName, Warn, Domain, "fi_domain: {}", err);
-      return -FI_EADDRNOTAVAIL;
+    // A socket already open on this address and port (a passive endpoint listening there,
+    // another domain) is shared; port 0 (ephemeral) always opens a new one.
+    const std::string key = "udp:" + cfg_.udp.iface_ip + ":" + std::to_string(port);
+    std::shared_ptr<packet::Link> link = port ? packet::Link::find(key) : nullptr;
+    if (!link) {
+      std::string err;
+      auto io = UdpIo::open(ntohl(a.s_addr), port, cfg_.udp.socket_buffer_bytes, err);
+      if (!io) {
+        PF_LOG(kName, Warn, Domain, "fi_domain: {}", err);
+        return -FI_EADDRNOTAVAIL;
+      }
+      packet::Name local;
+      local.kind = packet::NameKind::Udp;
+      local.ipv4 = io->ip();
+      local.udp_port = io->port();
+      const std::string bound = "udp:" + cfg_.udp.iface_ip + ":" + std::to_string(io->port());
+      link = packet::Link::create(bound, std::move(io), cfg_, local, kName,
+                                  info->domain_attr && info->domain_attr->name
+                                      ? info->domain_attr->name : "udp");
     }
-    auto* d = new UdpDomain(this, info, context, cfg_, std::move(io));
+    auto* d = new UdpDomain(this, info, context, cfg_, std::move(link));
     *dom = d->fid();
     return 0;
   }

@@ -1,0 +1,157 @@
+#include "providers/packet/link.hpp"
+
+#include <map>
+#include <mutex>
+
+#include "lib/util/log.hpp"
+#include "providers/packet/stats.hpp"
+#include "transport/wire.hpp"
+
+namespace pollfab::providers::packet {
+namespace {
+
+std::mutex& registry_mu() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, std::weak_ptr<Link>>& registry() {
+  static std::map<std::string, std::weak_ptr<Link>> r;
+  return r;
+}
+
+}  // namespace
+
+std::shared_ptr<Link> Link::find(const std::string& key) {
+  std::lock_guard<std::mutex> g(registry_mu());
+  auto it = registry().find(key);
+  return it == registry().end() ? nullptr : it->second.lock();
+}
+
+Link::Link(std::string key, const Name& local, std::string prov, std::string label)
+    : key_(std::move(key)), local_(local), prov_(std::move(prov)), label_(std::move(label)) {
+  rx_.resize(1, nullptr);  // id 0 is never used
+  lock_.enable(true);      // the assist thread may run progress concurrently
+}
+
+std::shared_ptr<Link> Link::create(const std::string& key, std::unique_ptr<transport::PacketIo> io,
+                                   const config::Config& cfg, const Name& local,
+                                   const std::string& prov, const std::string& label) {
+  std::shared_ptr<Link> l(new Link(key, local, prov, label));
+  l->io_inner_ = std::move(io);
+  l->io_ = l->io_inner_.get();
+  const config::FaultConfig& f = cfg.fault;
+  transport::FaultIoConfig fc;
+  fc.faults = {f.drop, f.dup, f.reorder, f.corrupt, f.seed};
+  if (fc.faults.any()) {
+    l->io_fault_ = std::make_unique<transport::FaultIo>(*l->io_inner_, l->clock_, fc);
+    l->io_ = l->io_fault_.get();
+    PF_LOG(prov.c_str(), Warn, Domain,
+           "fault injection on {}: drop {} dup {} reorder {} corrupt {} seed {}", label, f.drop,
+           f.dup, f.reorder, f.corrupt, f.seed);
+  }
+  // FI_LOCAL_COMM: packets to this port's own address loop back above the wire.
+  l->io_loopback_ = std::make_unique<transport::LoopbackIo>(*l->io_, local.host());
+  l->io_ = l->io_loopback_.get();
+  {
+    std::lock_guard<std::mutex> g(registry_mu());
+    registry()[key] = l;
+  }
+  if (cfg.transport.assist_interval_us) {
+    Link* self = l.get();
+    l->assist_.start_assist("pollfab-assist",
+                            std::chrono::microseconds(cfg.transport.assist_interval_us), [self] {
+                              if (!self->lock_.try_lock()) return false;
+                              self->progress_locked();
+                              self->lock_.unlock();
+                              return true;
+                            });
+  }
+  return l;
+}
+
+Link::~Link() {
+  {
+    std::lock_guard<std::mutex> g(registry_mu());
+    auto it = registry().find(key_);
+    if (it != registry().end() && it->second.expired()) registry().erase(it);
+  }
+  assist_.stop();
+  if (util::log_enabled(prov_.c_str(), util::LogLevel::Info, util::LogSubsys::Domain)) {
+    try {
+      stats::Counter c[stats::kMaxIoCounters];
+      PF_LOG(prov_.c_str(), Info, Domain, "{}: {} dropped_unknown_ep={} assist_runs={}", label_,
+             stats::format_counters(c, io_->counters(c, stats::kMaxIoCounters)),
+             drop_unknown_ep_, assist_runs());
+    } catch (...) {
+    }
+  }
+  io_ = nullptr;
+  io_loopback_.reset();
+  io_fault_.reset();  // frees the packets it holds through the provider's layer
+  io_inner_.reset();
+}
+
+void Link::progress() noexcept {
+  util::Guard<util::MaybeLock> g(lock_);
+  assist_.note_progress();
+  progress_locked();
+}
+
+void Link::progress_locked() noexcept {
+  transport::PacketBuf bufs[32];
+  uint16_t n = io_->rx_burst(bufs, 32);
+  const uint64_t rx_ns = n ? clock_.now_ns() : 0;  // one clock read per burst, not per packet
+  for (uint16_t i = 0; i < n; ++i) {
+    uint16_t ep = 0;
+    Receiver* r = nullptr;
+    if (transport::wire::peek_dst_ep(bufs[i].data, bufs[i].len, ep) && ep < rx_.size())
+      r = rx_[ep];
+    if (!r) {
+      ++drop_unknown_ep_;
+      io_->free(&bufs[i], 1);
+      continue;
+    }
+    r->on_packet(bufs[i], rx_ns);
+  }
+  io_->service();
+  for (size_t i = 1; i < rx_.size(); ++i)
+    if (rx_[i]) rx_[i]->progress();
+}
+
+uint16_t Link::attach(Receiver* r, uint16_t wanted) {
+  util::Guard<util::MaybeLock> g(lock_);
+  if (wanted && (wanted >= rx_.size() || !rx_[wanted])) {
+    if (wanted >= rx_.size()) rx_.resize(size_t(wanted) + 1, nullptr);
+    rx_[wanted] = r;
+    return wanted;
+  }
+  for (size_t i = 1; i < rx_.size(); ++i)
+    if (!rx_[i]) {
+      rx_[i] = r;
+      return static_cast<uint16_t>(i);
+    }
+  if (rx_.size() > 0xffff) return 0;
+  rx_.push_back(r);
+  return static_cast<uint16_t>(rx_.size() - 1);
+}
+
+void Link::detach(uint16_t ep_id) noexcept {
+  util::Guard<util::MaybeLock> g(lock_);
+  if (ep_id < rx_.size()) rx_[ep_id] = nullptr;
+}
+
+bool Link::ep_id_free(uint16_t ep_id) const noexcept {
+  return ep_id && (ep_id >= rx_.size() || !rx_[ep_id]);
+}
+
+bool Link::move(uint16_t from, uint16_t to) {
+  if (from == to) return true;
+  util::Guard<util::MaybeLock> g(lock_);
+  if (!to || (to < rx_.size() && rx_[to]) || from >= rx_.size()) return false;
+  if (to >= rx_.size()) rx_.resize(size_t(to) + 1, nullptr);
+  rx_[to] = rx_[from];
+  rx_[from] = nullptr;
+  return true;
+}
+
+}  // namespace pollfab::providers::packet

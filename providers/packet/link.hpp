@@ -1,0 +1,112 @@
+// Link: one port's packet I/O shared by every object of the process that sends and receives
+// on it: the domains opened on the port (a second fi_domain on the same port, the domain of an
+// endpoint accepted on a passive endpoint) and the passive endpoints listening there. It owns
+// the provider's PacketIo (with the fault layer when the config asks for faults and the
+// loopback layer for FI_LOCAL_COMM), the table of receivers by endpoint id (endpoints and
+// listeners; the header's dst_ep selects one), the lock that serialises them (data calls,
+// progress, the liveness assist thread), the clock, and the liveness assist thread.
+//
+// A port is identified by a key the provider chooses ("dpdk:<device>", "udp:<ip>:<port>");
+// Link::find returns the open Link of a key while anything holds it (the registry keeps weak
+// references). A DPDK port can be opened once per process, so its key names the device alone.
+//
+// Progress (FI_PROGRESS_MANUAL): progress() receives one burst, hands each packet to the
+// receiver of its dst_ep (unknown ids are dropped and counted), runs the I/O layer's service,
+// then every receiver's timers and transmit queues.
+// Thread-safety: find/create/~Link are MT-safe (the registry's mutex); everything else runs
+// under lock() (progress takes it; callers of the *_locked members and of io() hold it).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lib/config/config.hpp"
+#include "lib/core/progress_thread.hpp"
+#include "lib/util/spinlock.hpp"
+#include "providers/packet/name.hpp"
+#include "transport/clock.hpp"
+#include "transport/fault_io.hpp"
+#include "transport/loopback_io.hpp"
+#include "transport/packet_io.hpp"
+
+namespace pollfab::providers::packet {
+
+class TransportEndpoint;
+
+// What the link hands packets to: an endpoint's engine, a passive endpoint's listener.
+class Receiver {
+ public:
+  virtual ~Receiver() = default;
+  // A packet whose header names this receiver's endpoint id; ownership passes (free or keep).
+  virtual void on_packet(transport::PacketBuf& pkt, uint64_t rx_ns) noexcept = 0;
+  // Timers and transmit queues (called from every progress).
+  virtual void progress() noexcept = 0;
+  // The endpoint behind this receiver, if it is one (stats snapshots).
+  virtual TransportEndpoint* endpoint() noexcept { return nullptr; }
+};
+
+class Link {
+ public:
+  // The open link of key, or null.
+  static std::shared_ptr<Link> find(const std::string& key);
+  // Opens a link over the provider's io (taken over): wraps it in the fault layer when
+  // cfg.fault asks for faults and the loopback layer (local = the port's name, endpoint id 0),
+  // registers it under key and starts the liveness assist (transport.assist_interval_us).
+  // label: the provider and domain names for logs. Throws std::bad_alloc.
+  static std::shared_ptr<Link> create(const std::string& key, std::unique_ptr<transport::PacketIo> io,
+                                      const config::Config& cfg, const Name& local,
+                                      const std::string& prov, const std::string& label);
+  ~Link();
+  Link(const Link&) = delete;
+  Link& operator=(const Link&) = delete;
+
+  // The I/O the engines use (the loopback layer); the provider's own layer under it.
+  transport::PacketIo& io() noexcept { return *io_; }
+  transport::PacketIo& provider_io() noexcept { return *io_inner_; }
+  transport::Clock& clock() noexcept { return clock_; }
+  util::MaybeLock& lock() noexcept { return lock_; }
+  const std::string& key() const noexcept { return key_; }
+  // This port's name for an endpoint id.
+  Name local_name(uint16_t ep_id) const noexcept {
+    Name n = local_;
+    n.ep_id = ep_id;
+    return n;
+  }
+
+  // Endpoint ids 1..65535: attach() gives `wanted` if it is free, else the lowest free id; 0 if
+  // none is. Take the lock themselves.
+  uint16_t attach(Receiver* r, uint16_t wanted = 0);
+  void detach(uint16_t ep_id) noexcept;
+  bool ep_id_free(uint16_t ep_id) const noexcept;
+  // Moves a receiver to another id (fi_setname before enable). False if taken.
+  bool move(uint16_t from, uint16_t to);
+  // The receiver at an id (under the lock); null if none. ids < receiver_slots().
+  Receiver* receiver(uint16_t id) const noexcept { return id < rx_.size() ? rx_[id] : nullptr; }
+  size_t receiver_slots() const noexcept { return rx_.size(); }
+
+  // One round of progress (takes the lock; the assist thread's clock restarts).
+  void progress() noexcept;
+  void progress_locked() noexcept;
+  // I/O counters (under the lock). Returns how many it wrote.
+  size_t io_counters(util::Counter* out, size_t max) const noexcept { return io_->counters(out, max); }
+  uint64_t dropped_unknown_ep() const noexcept { return drop_unknown_ep_; }
+  uint64_t assist_runs() const noexcept { return assist_.runs(); }
+
+ private:
+  Link(std::string key, const Name& local, std::string prov, std::string label);
+
+  std::string key_;
+  Name local_;
+  std::string prov_, label_;
+  transport::SystemClock clock_;
+  util::MaybeLock lock_;
+  std::unique_ptr<transport::PacketIo> io_inner_;       // the provider's
+  std::unique_ptr<transport::FaultIo> io_fault_;        // over io_inner_, when configured
+  std::unique_ptr<transport::LoopbackIo> io_loopback_;  // over those: local traffic
+  transport::PacketIo* io_ = nullptr;                   // what the engines use
+  std::vector<Receiver*> rx_;                           // index = endpoint id; 0 unused
+  uint64_t drop_unknown_ep_ = 0;
+  core::ProgressThread assist_;
+};
+
+}  // namespace pollfab::providers::packet
