@@ -117,6 +117,8 @@ uint64_t Engine::peer_user(PeerId id) const noexcept {
   return id < peers_.size() ? peers_[id]->user : ~0ull;
 }
 
+bool Engine::peer_dead(PeerId id) const noexcept { return id < peers_.size() && peers_[id]->dead; }
+
 PeerStats Engine::peer_stats(PeerId id) const noexcept {
   PeerStats s;
   if (id >= peers_.size()) return s;

@@ -237,6 +237,8 @@ class Engine {
   uint32_t peer_count() const noexcept { return static_cast<uint32_t>(peers_.size()); }
   // Snapshot of one peer's counters; id < peer_count().
   PeerStats peer_stats(PeerId id) const noexcept;
+  // True if the peer was declared dead (peer failure); false for unknown ids.
+  bool peer_dead(PeerId id) const noexcept;
   // Objects in use (tests check for leaks at quiescence).
   uint32_t sends_in_use() const noexcept { return send_pool_.in_use(); }
   uint32_t recvs_in_use() const noexcept { return matcher_.recvs_in_use(); }

@@ -72,6 +72,7 @@ struct TransportConfig {
   uint32_t peer_timeout_ms = 10000;            // ms, 100..3600000
   uint32_t assist_interval_us = 1000;          // us, 0..1000000 (0 = no liveness assist)
   uint32_t linger_ms = 1000;                   // ms, 0..60000: longest close-time linger
+  uint32_t connect_timeout_ms = 5000;          // ms, 100..600000: FI_EP_MSG handshake answers
   uint64_t max_unexpected_bytes = 67108864;    // bytes per endpoint, 65536..2^34
   std::string congestion_control = "swift";    // "swift" | "none"
   uint32_t cc_target_us = 100;                 // us, 1..1000000

@@ -47,7 +47,20 @@ ssize_t Eq::read(uint32_t* event, void* buf, size_t len, uint64_t flags) {
 ssize_t Eq::readerr(fi_eq_err_entry* buf, uint64_t flags) {
   std::lock_guard<std::mutex> g(mu_);
   if (q_.empty() || !q_.front().error) return -FI_EAGAIN;
-  *buf = q_.front().err;
+  Event& ev = q_.front();
+  void* user = buf->err_data;
+  const size_t room = buf->err_data_size;
+  *buf = ev.err;
+  if (user && room) {  // the caller's buffer
+    const size_t n = std::min(room, ev.err_data.size());
+    if (n) std::memcpy(user, ev.err_data.data(), n);
+    buf->err_data = user;
+    buf->err_data_size = n;
+  } else {
+    last_err_data_ = ev.err_data;
+    buf->err_data = last_err_data_.empty() ? nullptr : last_err_data_.data();
+    buf->err_data_size = last_err_data_.size();
+  }
   if (!(flags & FI_PEEK)) q_.pop_front();
   return sizeof(fi_eq_err_entry);
 }
@@ -64,10 +77,14 @@ ssize_t Eq::write(uint32_t event, const void* buf, size_t len, uint64_t flags) {
   return static_cast<ssize_t>(len);
 }
 
-void Eq::write_error(const fi_eq_err_entry& err) {
+void Eq::write_error(const fi_eq_err_entry& err, const void* data, size_t len) {
   Event e;
   e.error = true;
   e.err = err;
+  e.err.err_data = nullptr;
+  e.err.err_data_size = 0;
+  if (data && len)
+    e.err_data.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + len);
   {
     std::lock_guard<std::mutex> g(mu_);
     q_.push_back(std::move(e));

@@ -28,8 +28,11 @@ class Eq final : public Object {
   ssize_t write(uint32_t event, const void* buf, size_t len, uint64_t flags);
   // fi_eq_sread: blocks up to timeout ms (-1 forever) for an event.
   ssize_t sread(uint32_t* event, void* buf, size_t len, int timeout, uint64_t flags);
-  // Queues an error event (providers: failed async operations).
-  void write_error(const fi_eq_err_entry& e);
+  // Queues an error event (providers: failed async operations, refused connections). data/len:
+  // the err_data bytes (copied; e.g. a reject's CM data). readerr gives them as fi_eq(3) says:
+  // into the caller's buffer when it passes one (err_data with err_data_size > 0; the size is
+  // set to what was copied), else as a pointer to the EQ's copy, valid until the next readerr.
+  void write_error(const fi_eq_err_entry& e, const void* data = nullptr, size_t len = 0);
 
  private:
   struct Event {
@@ -37,6 +40,7 @@ class Eq final : public Object {
     bool error = false;
     std::vector<uint8_t> data;
     fi_eq_err_entry err{};
+    std::vector<uint8_t> err_data;
   };
   ssize_t read_locked(uint32_t* event, void* buf, size_t len, uint64_t flags);
 
@@ -46,6 +50,7 @@ class Eq final : public Object {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Event> q_;
+  std::vector<uint8_t> last_err_data_;  // what the last readerr pointed at
 };
 
 }  // namespace pollfab::core

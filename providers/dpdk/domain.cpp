@@ -10,6 +10,7 @@
 
 #include "dpdk_glue/eal.hpp"
 #include "providers/packet/attr.hpp"
+#include "providers/packet/pep.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/ops_fabric.hpp"
 #include "lib/util/log.hpp"
@@ -54,16 +55,40 @@ DpdkFabric::~DpdkFabric() { dpdk_glue::eal_release(); }
 
 int DpdkFabric::open_domain(fi_info* info, fid_domain** dom, uint64_t flags, void* context) {
   if (!info->domain_attr || !info->domain_attr->name) return -FI_EINVAL;
+  if (info->domain_attr->data_progress == FI_PROGRESS_AUTO) return -FI_ENOSYS;
+  int err = 0;
+  std::shared_ptr<packet::Link> link = open_link(info, err);
+  if (!link) return err;
+  auto* d = new DpdkDomain(this, info, context, cfg_, std::move(link));
+  *dom = d->fid();
+  return 0;
+}
+
+int DpdkFabric::open_passive_ep(fi_info* info, fid_pep** pep, void* context) {
+  if (!info->ep_attr || info->ep_attr->type != FI_EP_MSG) return -FI_EINVAL;
+  if (!info->domain_attr || !info->domain_attr->name) return -FI_EINVAL;
+  if (!packet::NameFormat::supported(info->addr_format)) return -FI_EINVAL;
+  auto* p = new packet::TransportPep(this, info, context, packet::NameKind::Dpdk, cfg_,
+                                     [this](const fi_info* i, int& e) { return open_link(i, e); });
+  *pep = p->fid();
+  return 0;
+}
+
+std::shared_ptr<packet::Link> DpdkFabric::open_link(const fi_info* info, int& err) {
+  auto fail = [&](int e) {
+    err = e;
+    return std::shared_ptr<packet::Link>();
+  };
+  if (!info->domain_attr || !info->domain_attr->name) return fail(-FI_EINVAL);
   if (info->fabric_attr && info->fabric_attr->prov_name &&
       strcmp(info->fabric_attr->prov_name, "dpdk") != 0)
-    return -FI_EINVAL;
-  if (info->domain_attr->data_progress == FI_PROGRESS_AUTO) return -FI_ENOSYS;
-  if (!packet::NameFormat::supported(info->addr_format)) return -FI_EINVAL;
+    return fail(-FI_EINVAL);
+  if (!packet::NameFormat::supported(info->addr_format)) return fail(-FI_EINVAL);
   std::string want = info->domain_attr->name;
   bool known = false;
   for (const auto& v : cfg_.dpdk.vdevs) known |= device_name(v) == want;
   for (const auto& p : cfg_.eal.pci_allow) known |= device_name(p) == want;
-  if (!known) return -FI_ENODEV;
+  if (!known) return fail(-FI_ENODEV);
   // One Link per device (a DPDK port is opened once per process): a passive endpoint
   // listening on it, or another domain, shares it. Its UDP port is the first opener's.
   uint16_t udp_port = cfg_.dpdk.udp_port;
@@ -75,37 +100,33 @@ int DpdkFabric::open_domain(fi_info* info, fid_domain** dom, uint64_t flags, voi
   if (link && link->local_name(0).udp_port != udp_port) {
     PF_LOG("dpdk", Warn, Domain, "fi_domain({}): the port is open with UDP port {}, not {}", want,
            link->local_name(0).udp_port, udp_port);
-    return -FI_EBUSY;
+    return fail(-FI_EBUSY);
   }
-  if (!link) {
-    util::Status st = util::Status::Ok;
-    std::string err;
-    auto port = dpdk_glue::Port::open(want, cfg_, st, err);
-    if (!port) {
-      PF_LOG("dpdk", Warn, Domain, "fi_domain({}): {}", want, err);
-      return -core::fi_errno_of(st);
-    }
-    packet::Name base;
-    base.kind = packet::NameKind::Dpdk;
-    std::memcpy(base.mac, port->mac().addr_bytes, 6);
-    base.udp_port = udp_port;
-    in_addr a{};
-    if (!cfg_.dpdk.ipv4.empty() && inet_pton(AF_INET, cfg_.dpdk.ipv4.c_str(), &a) == 1)
-      base.ipv4 = ntohl(a.s_addr);
-    else
-      base.ipv4 = ipv4_from_mac(base.mac);
-    // eal.pin_threads: threads calling in are pinned near the port (eal.lcores if set, else the
-    // CPUs of the port's NUMA node from hwloc).
-    std::string pin;
-    if (cfg_.eal.pin_threads) pin = !cfg_.eal.lcores.empty() ? cfg_.eal.lcores : port->placement().cpus;
-    auto io = std::make_unique<DpdkIo>(std::move(port), base.ipv4, base.udp_port, pin,
-                                       cfg_.dpdk.zero_copy_min_bytes, cfg_.dpdk.arp_answer);
-    for (const std::string& e : cfg_.dpdk.neighbours) io->add_neighbour(e);  // validated
-    link = packet::Link::create(key, std::move(io), cfg_, base, "dpdk", want);
+  if (link) return link;
+  util::Status st = util::Status::Ok;
+  std::string why;
+  auto port = dpdk_glue::Port::open(want, cfg_, st, why);
+  if (!port) {
+    PF_LOG("dpdk", Warn, Domain, "fi_domain({}): {}", want, why);
+    return fail(-core::fi_errno_of(st));
   }
-  auto* d = new DpdkDomain(this, info, context, cfg_, std::move(link));
-  *dom = d->fid();
-  return 0;
+  packet::Name base;
+  base.kind = packet::NameKind::Dpdk;
+  std::memcpy(base.mac, port->mac().addr_bytes, 6);
+  base.udp_port = udp_port;
+  in_addr a{};
+  if (!cfg_.dpdk.ipv4.empty() && inet_pton(AF_INET, cfg_.dpdk.ipv4.c_str(), &a) == 1)
+    base.ipv4 = ntohl(a.s_addr);
+  else
+    base.ipv4 = ipv4_from_mac(base.mac);
+  // eal.pin_threads: threads calling in are pinned near the port (eal.lcores if set, else the
+  // CPUs of the port's NUMA node from hwloc).
+  std::string pin;
+  if (cfg_.eal.pin_threads) pin = !cfg_.eal.lcores.empty() ? cfg_.eal.lcores : port->placement().cpus;
+  auto io = std::make_unique<DpdkIo>(std::move(port), base.ipv4, base.udp_port, pin,
+                                     cfg_.dpdk.zero_copy_min_bytes, cfg_.dpdk.arp_answer);
+  for (const std::string& e : cfg_.dpdk.neighbours) io->add_neighbour(e);  // validated
+  return packet::Link::create(key, std::move(io), cfg_, base, "dpdk", want);
 }
 
 DpdkDomain::DpdkDomain(DpdkFabric* fabric, const fi_info* info, void* context,

@@ -18,6 +18,12 @@ class DpdkFabric final : public core::Fabric {
              const config::Config& cfg);
   ~DpdkFabric() override;
   int open_domain(fi_info* info, fid_domain** dom, uint64_t flags, void* context) override;
+  // fi_passive_ep (FI_EP_MSG): listens on the port the info names (packet::TransportPep).
+  int open_passive_ep(fi_info* info, fid_pep** pep, void* context);
+  // The Link of the port the info names (its domain name; UDP port from its src_addr, else the
+  // config): the open one, or the port opened now. err: -FI_EINVAL, -FI_ENODEV (not in the
+  // config), -FI_EBUSY (open with another UDP port), or the port's error.
+  std::shared_ptr<packet::Link> open_link(const fi_info* info, int& err);
   const config::Config& config() const noexcept { return cfg_; }
 
  private:

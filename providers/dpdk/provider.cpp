@@ -56,15 +56,15 @@ class DpdkProvider final : public core::Provider {
     for (const auto& v : cfg.dpdk.vdevs) devs.push_back(device_name(v));
     for (const auto& p : cfg.eal.pci_allow) devs.push_back(device_name(p));
     for (const std::string& dev : devs) {
-      for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM}) {
+      for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM, FI_EP_MSG}) {
         core::InfoTemplate t;
         t.prov_name = kName;
         t.fabric_name = "dpdk";
         t.domain_name = dev;
         t.type = type;
-        t.max_msg_size = type == FI_EP_RDM ? 0xffffffffull : dgram_max;
-        t.inject_size = type == FI_EP_RDM ? kInjectBytes : std::min<size_t>(kInjectBytes, dgram_max);
-        t.total_buffered_recv = type == FI_EP_RDM ? cfg.transport.max_unexpected_bytes : 0;
+        t.max_msg_size = type != FI_EP_DGRAM ? 0xffffffffull : dgram_max;
+        t.inject_size = type != FI_EP_DGRAM ? kInjectBytes : std::min<size_t>(kInjectBytes, dgram_max);
+        t.total_buffered_recv = type != FI_EP_DGRAM ? cfg.transport.max_unexpected_bytes : 0;
         t.prov_version = Provider::version();
         fi_info* i = packet::make_info(t);
         if (!i) return -FI_ENOMEM;

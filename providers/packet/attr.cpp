@@ -8,7 +8,7 @@
 namespace pollfab::providers::packet {
 
 fi_info* make_info(core::InfoTemplate t) {
-  t.caps = kTransportCaps | (t.type == FI_EP_RDM ? kTransportRdmCaps : 0);
+  t.caps = kTransportCaps | (t.type != FI_EP_DGRAM ? kTransportRdmCaps : 0);
   t.domain_caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
   t.mr_mode = kTransportMrModes;
   t.iov_limit = transport::kMaxIov;

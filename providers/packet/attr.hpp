@@ -12,7 +12,7 @@ namespace pollfab::providers::packet {
 constexpr uint64_t kTransportCaps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
                                     FI_MULTI_RECV | FI_SOURCE | FI_SOURCE_ERR | FI_LOCAL_COMM |
                                     FI_REMOTE_COMM;
-// RDM endpoints add RMA and atomics (fi_rma(3), fi_atomic(3)) with target-side counters.
+// RDM and MSG endpoints add RMA and atomics (fi_rma(3), fi_atomic(3)) with target-side counters.
 constexpr uint64_t kTransportRdmCaps = FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ |
                                        FI_REMOTE_WRITE | FI_RMA_EVENT;
 // Memory registration modes the providers can work with (none is required).

@@ -35,7 +35,8 @@ void TransportDomain::teardown() noexcept {
 
 int TransportDomain::open_endpoint(fi_info* info, fid_ep** ep, uint64_t flags, void* context) {
   if (!info->ep_attr) return -FI_EINVAL;
-  if (info->ep_attr->type != FI_EP_RDM && info->ep_attr->type != FI_EP_DGRAM)
+  if (info->ep_attr->type != FI_EP_RDM && info->ep_attr->type != FI_EP_DGRAM &&
+      info->ep_attr->type != FI_EP_MSG)
     return -FI_ENOPROTOOPT;
   // Attributes the endpoint preallocates from: bounded, so a bad fi_info cannot ask for
   // gigabytes (tx/rx queue entries, bytes per inject slot).

@@ -8,6 +8,7 @@
 #include "lib/util/log.hpp"
 #include "lib/core/provider.hpp"
 #include "providers/packet/domain.hpp"
+#include "providers/packet/pep.hpp"
 
 namespace pollfab::providers::packet {
 
@@ -20,7 +21,7 @@ namespace {
 transport::EngineConfig engine_config(const TransportDomain& d, const fi_info* info) {
   const auto& t = d.config().transport;
   transport::EngineConfig c;
-  c.reliable = info->ep_attr->type == FI_EP_RDM;
+  c.reliable = info->ep_attr->type != FI_EP_DGRAM;  // RDM and MSG
   c.window_pkts = t.window_pkts;
   c.ack_coalesce_pkts = t.ack_coalesce_pkts;
   c.ack_delay_ns = uint64_t(t.ack_delay_us) * 1000;
@@ -57,6 +58,13 @@ TransportEndpoint::TransportEndpoint(TransportDomain* dom, const fi_info* info, 
   ep_id_ = dom->link().attach(this, named ? src.ep_id : 0);
   engine->set_ep_id(ep_id_);
   engine->set_mr_lookup(&dom->mr_lookup());
+  if (info->ep_attr && info->ep_attr->type == FI_EP_MSG) {
+    cm_ = std::make_unique<transport::CmEndpoint>(dom->io(), dom->clock(), *this,
+                                                  cm_config(dom->config()), ep_id_,
+                                                  engine->epoch());
+    if (info->handle && info->handle->fclass == FI_CLASS_CONNREQ)
+      connreq_ = core::Object::as<ConnReq>(info->handle);
+  }
   util::Guard<util::MaybeLock> g(dom->lock());  // the assist thread may be running progress
   engine_ = std::move(engine);
   inject_size_ = engine_->config().inject_size;
@@ -65,10 +73,32 @@ TransportEndpoint::TransportEndpoint(TransportDomain* dom, const fi_info* info, 
 TransportEndpoint::~TransportEndpoint() = default;
 
 void TransportEndpoint::on_packet(transport::PacketBuf& pkt, uint64_t rx_ns) noexcept {
-  if (engine_)
-    engine_->on_packet(pkt, rx_ns);
-  else
+  if (!engine_) {
     tdom_->io().free(&pkt, 1);  // still being built or torn down
+    return;
+  }
+  if (cm_) {
+    if (pkt.len >= transport::wire::kHeaderBytes &&
+        transport::wire::is_cm(static_cast<transport::wire::Type>(pkt.data[3]))) {
+      on_cm_packet(pkt);
+      return;
+    }
+    // The client's data proves it has our Accept (its Confirm may be lost).
+    if (cm_->state() == transport::CmEndpoint::State::Accepting && pkt.src == cm_->peer().host)
+      cm_->on_peer_data();
+  }
+  engine_->on_packet(pkt, rx_ns);
+}
+
+void TransportEndpoint::progress() noexcept {
+  if (!engine_) return;
+  engine_->progress();
+  if (cm_) {
+    cm_->progress();
+    // A connected peer that died (peer failure) ends the connection: FI_SHUTDOWN, once.
+    if (conn_peer_ != transport::kNoPeer && !peer_gone_ && engine_->peer_dead(conn_peer_))
+      on_cm_event(transport::CmEvent::Shutdown, nullptr, 0);
+  }
 }
 
 int TransportEndpoint::enable() {
@@ -134,6 +164,7 @@ bool TransportEndpoint::refresh_av_cache() noexcept {
 }
 
 PeerId TransportEndpoint::resolve(fi_addr_t addr) noexcept {
+  if (cm_) return peer_gone_ ? transport::kNoPeer : conn_peer_;  // FI_EP_MSG: the connection
   if (!av_) return transport::kNoPeer;
   refresh_av_cache();
   if (addr < peer_cache_.size() && peer_cache_[addr] != transport::kNoPeer) return peer_cache_[addr];
@@ -189,7 +220,7 @@ ssize_t TransportEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tag
   util::Guard<util::MaybeLock> g(tdom_->lock());
   transport::SendOp op;
   op.peer = resolve(a.addr);
-  if (op.peer == transport::kNoPeer) return -FI_EINVAL;
+  if (op.peer == transport::kNoPeer) return no_peer_error();
   for (size_t i = 0; i < a.count; ++i) op.iov[i] = a.iov[i];
   op.iov_count = static_cast<uint32_t>(a.count);
   op.tag = tagged ? a.tag : 0;
@@ -207,7 +238,7 @@ ssize_t TransportEndpoint::recv(const core::MsgArgs& a, uint64_t flags, bool tag
   util::Guard<util::MaybeLock> g(tdom_->lock());
   transport::RecvOp op;
   op.peer = transport::kAnyPeer;
-  if ((caps_ & FI_DIRECTED_RECV) && a.addr != FI_ADDR_UNSPEC) {
+  if ((caps_ & FI_DIRECTED_RECV) && a.addr != FI_ADDR_UNSPEC && !cm_) {
     op.peer = resolve(a.addr);
     if (op.peer == transport::kNoPeer) return -FI_EINVAL;
   }
@@ -311,13 +342,16 @@ void TransportEndpoint::on_rma_completion(const Completion& c) noexcept {
 }
 
 int TransportEndpoint::getopt(int level, int name, void* val, size_t* len) noexcept {
-  if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV) return -FI_ENOPROTOOPT;
+  const bool cm_size = name == FI_OPT_CM_DATA_SIZE && cm_;
+  if (level != FI_OPT_ENDPOINT || (name != FI_OPT_MIN_MULTI_RECV && !cm_size))
+    return -FI_ENOPROTOOPT;
   if (!val || !len) return -FI_EINVAL;
   if (*len < sizeof(size_t)) {
     *len = sizeof(size_t);
     return -FI_ETOOSMALL;
   }
-  std::memcpy(val, &min_multi_recv_, sizeof(size_t));
+  const size_t v = cm_size ? transport::wire::kMaxCmData : min_multi_recv_;
+  std::memcpy(val, &v, sizeof(size_t));
   *len = sizeof(size_t);
   return 0;
 }

@@ -24,14 +24,16 @@
 #include "lib/core/ops_msg.hpp"
 #include "lib/core/ops_rma.hpp"
 #include "providers/packet/link.hpp"
+#include "transport/connection.hpp"
 #include "transport/engine.hpp"
 
 namespace pollfab::providers::packet {
 
 class TransportDomain;
+class ConnReq;
 
 class TransportEndpoint final : public core::EndpointBase, public transport::CompletionSink,
-                                public Receiver {
+                                public Receiver, public transport::CmSink {
  public:
   TransportEndpoint(TransportDomain* dom, const fi_info* info, void* context);
   ~TransportEndpoint() override;
@@ -44,9 +46,7 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   void teardown() noexcept override;
   // Receiver (the port's demultiplexer calls these under the lock).
   void on_packet(transport::PacketBuf& pkt, uint64_t rx_ns) noexcept override;
-  void progress() noexcept override {
-    if (engine_) engine_->progress();
-  }
+  void progress() noexcept override;
   TransportEndpoint* endpoint() noexcept override { return this; }
   TransportDomain* transport_domain() const noexcept { return tdom_; }
   void on_completion(const transport::Completion& c) noexcept override;
@@ -85,7 +85,27 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
                          uint64_t flags) noexcept;
   int atomic_valid(core::AtomicKind kind, fi_datatype dt, fi_op op, size_t* count) noexcept;
 
+  // Connected endpoints (FI_EP_MSG; endpoint_cm.cpp; fi_cm(3), fi_eq(3)): one peer, no AV. The
+  // handshake runs in transport::CmEndpoint; its outcomes are EQ events: FI_CONNECTED (with
+  // the peer's CM data), FI_SHUTDOWN (the peer shut down, reset or died), error events
+  // FI_ECONNREFUSED (err_data: the reject's CM data) and FI_ETIMEDOUT.
+  // connect: addr in the domain's address format (resolved like fi_av_insert). accept: on an
+  // endpoint opened with an FI_CONNREQ info (its handle). Errors: -FI_EOPNOTSUPP (not
+  // FI_EP_MSG), -FI_EOPBADSTATE (not enabled), -FI_EISCONN (a second fi_connect/fi_accept),
+  // -FI_EINVAL (bad address, CM data above FI_OPT_CM_DATA_SIZE = 256 bytes, no or a stale
+  // handle), -FI_EHOSTUNREACH (no MAC for the address), -FI_ENOTCONN (shutdown or getpeer
+  // without a connection). Data calls on an unconnected endpoint: -FI_ENOTCONN.
+  int connect(const void* addr, const void* param, size_t paramlen) noexcept;
+  int accept(const void* param, size_t paramlen) noexcept;
+  int shutdown(uint64_t flags) noexcept;
+  int getpeer(void* addr, size_t* addrlen) noexcept;
+  void on_cm_event(transport::CmEvent ev, const uint8_t* data, uint16_t len) noexcept override;
+
  private:
+  // A CM packet for this endpoint (FI_EP_MSG): to the handshake; frees it.
+  void on_cm_packet(transport::PacketBuf& pkt) noexcept;
+  // The error for a data call without a peer: -FI_ENOTCONN (MSG) or -FI_EINVAL (bad fi_addr).
+  int no_peer_error() const noexcept { return cm_ ? -FI_ENOTCONN : -FI_EINVAL; }
   transport::PeerId resolve(fi_addr_t addr) noexcept;
   // Drops cached fi_addr mappings after an AV change; true if it did.
   bool refresh_av_cache() noexcept;
@@ -116,6 +136,11 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   size_t min_multi_recv_ = kDefaultMinMultiRecv;
   std::vector<transport::PeerId> peer_cache_;  // fi_addr -> peer
   uint64_t av_generation_ = 0;
+  // FI_EP_MSG
+  std::unique_ptr<transport::CmEndpoint> cm_;
+  transport::PeerId conn_peer_ = transport::kNoPeer;  // while connected
+  ConnReq* connreq_ = nullptr;                       // the request this endpoint may accept
+  bool peer_gone_ = false;                            // FI_SHUTDOWN reported
 };
 
 }  // namespace pollfab::providers::packet

@@ -46,7 +46,7 @@ int TransportEndpoint::atomic_valid(core::AtomicKind kind, fi_datatype dt, fi_op
 ssize_t TransportEndpoint::post_rma(RmaOp& op, fi_addr_t addr) noexcept {
   util::Guard<util::MaybeLock> g(tdom_->lock());
   op.peer = resolve(addr);
-  if (op.peer == transport::kNoPeer) return -FI_EINVAL;
+  if (op.peer == transport::kNoPeer) return no_peer_error();
   return -core::fi_errno_of(engine_->rma(op));
 }
 

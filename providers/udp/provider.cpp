@@ -14,6 +14,7 @@
 #include "lib/core/config_params.hpp"
 #include "providers/packet/attr.hpp"
 #include "providers/packet/domain.hpp"
+#include "providers/packet/pep.hpp"
 #include "providers/udp/io.hpp"
 #include "transport/wire.hpp"
 
@@ -39,40 +40,62 @@ class UdpFabric final : public core::Fabric {
   }
   int open_domain(fi_info* info, fid_domain** dom, uint64_t flags, void* context) override {
     if (info->domain_attr && info->domain_attr->data_progress == FI_PROGRESS_AUTO) return -FI_ENOSYS;
-    in_addr a{};
-    if (inet_pton(AF_INET, cfg_.udp.iface_ip.c_str(), &a) != 1) return -FI_EINVAL;
-    if (!packet::NameFormat::supported(info->addr_format)) return -FI_EINVAL;
-    // The socket binds the info's source (fi_getinfo with a service, FI_SOURCE) when it names a
-    // port, else the configured one.
-    uint16_t port = cfg_.udp.port;
-    packet::Name src;
-    if (packet::info_src_name(info, packet::NameKind::Udp, src)) {
-      if (src.ipv4 && src.ipv4 != ntohl(a.s_addr)) return -FI_EADDRNOTAVAIL;
-      if (src.udp_port) port = src.udp_port;
-    }
-    // A socket already open on this address and port (a passive endpoint listening there,
-    // another domain) is shared; port 0 (ephemeral) always opens a new one.
-    const std::string key = "udp:" + cfg_.udp.iface_ip + ":" + std::to_string(port);
-    std::shared_ptr<packet::Link> link = port ? packet::Link::find(key) : nullptr;
-    if (!link) {
-      std::string err;
-      auto io = UdpIo::open(ntohl(a.s_addr), port, cfg_.udp.socket_buffer_bytes, err);
-      if (!io) {
-        PF_LOG(kName, Warn, Domain, "fi_domain: {}", err);
-        return -FI_EADDRNOTAVAIL;
-      }
-      packet::Name local;
-      local.kind = packet::NameKind::Udp;
-      local.ipv4 = io->ip();
-      local.udp_port = io->port();
-      const std::string bound = "udp:" + cfg_.udp.iface_ip + ":" + std::to_string(io->port());
-      link = packet::Link::create(bound, std::move(io), cfg_, local, kName,
-                                  info->domain_attr && info->domain_attr->name
-                                      ? info->domain_attr->name : "udp");
-    }
+    int err = 0;
+    std::shared_ptr<packet::Link> link = open_link(info, err);
+    if (!link) return err;
     auto* d = new UdpDomain(this, info, context, cfg_, std::move(link));
     *dom = d->fid();
     return 0;
+  }
+
+  // fi_passive_ep (FI_EP_MSG): listens on the socket of the info's source.
+  int open_passive_ep(fi_info* info, fid_pep** pep, void* context) {
+    if (!info->ep_attr || info->ep_attr->type != FI_EP_MSG) return -FI_EINVAL;
+    if (!packet::NameFormat::supported(info->addr_format)) return -FI_EINVAL;
+    auto* p = new packet::TransportPep(this, info, context, packet::NameKind::Udp, cfg_,
+                                       [this](const fi_info* i, int& e) { return open_link(i, e); });
+    *pep = p->fid();
+    return 0;
+  }
+
+  // The socket (Link) of the info's source: the address and port its src_addr names (fi_getinfo
+  // with a service, FI_SOURCE), else the configured ones. One already open on that address and
+  // port (a passive endpoint listening there, another domain) is shared; port 0 (ephemeral)
+  // always opens a new one. err: -FI_EINVAL (bad config or format), -FI_EADDRNOTAVAIL.
+  std::shared_ptr<packet::Link> open_link(const fi_info* info, int& err) {
+    in_addr a{};
+    if (inet_pton(AF_INET, cfg_.udp.iface_ip.c_str(), &a) != 1 ||
+        !packet::NameFormat::supported(info->addr_format)) {
+      err = -FI_EINVAL;
+      return nullptr;
+    }
+    uint16_t port = cfg_.udp.port;
+    packet::Name src;
+    if (packet::info_src_name(info, packet::NameKind::Udp, src)) {
+      if (src.ipv4 && src.ipv4 != ntohl(a.s_addr)) {
+        err = -FI_EADDRNOTAVAIL;
+        return nullptr;
+      }
+      if (src.udp_port) port = src.udp_port;
+    }
+    const std::string key = "udp:" + cfg_.udp.iface_ip + ":" + std::to_string(port);
+    if (port)
+      if (std::shared_ptr<packet::Link> link = packet::Link::find(key)) return link;
+    std::string why;
+    auto io = UdpIo::open(ntohl(a.s_addr), port, cfg_.udp.socket_buffer_bytes, why);
+    if (!io) {
+      PF_LOG(kName, Warn, Domain, "fi_domain: {}", why);
+      err = -FI_EADDRNOTAVAIL;
+      return nullptr;
+    }
+    packet::Name local;
+    local.kind = packet::NameKind::Udp;
+    local.ipv4 = io->ip();
+    local.udp_port = io->port();
+    const std::string bound = "udp:" + cfg_.udp.iface_ip + ":" + std::to_string(io->port());
+    return packet::Link::create(bound, std::move(io), cfg_, local, kName,
+                                info->domain_attr && info->domain_attr->name
+                                    ? info->domain_attr->name : "udp");
   }
 
  private:
@@ -106,15 +129,15 @@ class UdpProvider final : public core::Provider {
     }
     const uint32_t app = hints ? hints->addr_format : FI_FORMAT_UNSPEC;
     const size_t dgram_max = UdpIo::kMaxPacketBytes - transport::wire::kHeaderBytes;
-    for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM}) {
+    for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM, FI_EP_MSG}) {
       core::InfoTemplate t;
       t.prov_name = kName;
       t.fabric_name = "udp";
       t.domain_name = "udp-" + lr.config->udp.iface_ip;
       t.type = type;
-      t.max_msg_size = type == FI_EP_RDM ? 0xffffffffull : dgram_max;
+      t.max_msg_size = type == FI_EP_DGRAM ? dgram_max : 0xffffffffull;
       t.inject_size = kInjectBytes;
-      t.total_buffered_recv = type == FI_EP_RDM ? lr.config->transport.max_unexpected_bytes : 0;
+      t.total_buffered_recv = type == FI_EP_DGRAM ? 0 : lr.config->transport.max_unexpected_bytes;
       t.prov_version = version();
       fi_info* i = packet::make_info(t);
       if (!i) return -FI_ENOMEM;

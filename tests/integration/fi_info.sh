@@ -22,7 +22,7 @@ check "fi_info -e lists FI_DPDK_* parameters" 'grep -q "^# FI_DPDK_FAULT_DROP" <
 out=$("$P" run -- fi_info -p dpdk -t FI_EP_RDM -c FI_TAGGED)
 check "hints: tagged RDM matches" 'grep -q "FI_EP_RDM" <<<"$out"'
 set +e
-"$P" run -- fi_info -p dpdk -t FI_EP_MSG >/dev/null 2>&1; rc=$?
+"$P" run -- fi_info -p dpdk -t FI_EP_SOCK_STREAM >/dev/null 2>&1; rc=$?
 set -e
 check "impossible hints give FI_ENODATA (exit 61)" '[ $rc -eq 61 ]'
 
@@ -34,6 +34,8 @@ out=$("$P" run -- fi_info -p udp -v)
 check "every udp info has a src_addr" '[ "$(grep -c "^    src_addr: fi_udp://127.0.0.1:" <<<"$out")" -eq "$(grep -c "^fi_info:" <<<"$out")" ]'
 out=$("$P" run -- fi_info -p dpdk -n 198.18.0.1 -P 4000 -t FI_EP_RDM -v)
 check "fi_info -n ADDR -P 4000: dest_addr is that port" 'grep -q "dest_addr: fi_dpdk://198.18.0.1:4000/1" <<<"$out"'
+out=$("$P" run -- fi_info -p dpdk -n 198.18.0.1 -P 4000 -t FI_EP_MSG -v)
+check "fi_info -t FI_EP_MSG -n ADDR -P 4000: a connected endpoint to that port" 'grep -q "type: FI_EP_MSG" <<<"$out" && grep -q "dest_addr: fi_dpdk://198.18.0.1:4000/1" <<<"$out"'
 out=$(FI_DPDK_IPV4=198.18.0.2 "$P" run -- fi_info -p dpdk -s 198.18.0.2 -P 4001 -v)
 check "fi_info -s ADDR -P 4001: src_addr is that address and port" 'grep -q "src_addr: fi_dpdk://198.18.0.2:4001/0" <<<"$out" && ! grep -q "dest_addr: fi_" <<<"$out"'
 set +e
