@@ -4,9 +4,12 @@
 //   client: pollfab pingpong [options] SERVER_ADDR[:SERVICE]
 // Without a service the two sides exchange fi_getname names over the out-of-band TCP channel.
 // With one, the client names the server by address and service alone: the server's domain takes
-// that UDP port (fi_getinfo(NULL, SERVICE, FI_SOURCE)), the client inserts it with
+// that UDP port (fi_getinfo(NULL, SERVICE): a service alone names the source), the client inserts it with
 // fi_av_insertsvc(SERVER_ADDR, SERVICE) and introduces itself in its first message (its
 // fi_getname), which the server inserts. The TCP channel then only paces the sizes.
+// -e msg: the server listens on a passive endpoint and accepts; the client connects to the
+// passive endpoint's name (exchanged), or with ADDR:SERVICE to fi_getinfo(ADDR, SERVICE)'s
+// dest_addr: no name exchange at all.
 // Columns match Debian's fi_pingpong: bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
 // (ping-pong: 2 transfers per iteration). --bw adds a streaming run per size. --json prints one
 // JSON object per size instead of the table.
@@ -16,6 +19,7 @@
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
@@ -86,6 +90,9 @@ struct Fabric {
   fid_cq* txcq = nullptr;
   fid_cq* rxcq = nullptr;
   fid_av* av = nullptr;
+  fid_eq* eq = nullptr;      // -e msg
+  fid_pep* pep = nullptr;    // -e msg, server
+  fi_info* conn_info = nullptr;  // -e msg, server: the FI_CONNREQ's info
   fid_ep* ep = nullptr;
   fid_mr* mr = nullptr;
   void* desc = nullptr;
@@ -98,10 +105,13 @@ struct Fabric {
   ~Fabric() {
     if (mr) fi_close(&mr->fid);
     if (ep) fi_close(&ep->fid);
+    if (pep) fi_close(&pep->fid);
     if (rxcq) fi_close(&rxcq->fid);
     if (txcq) fi_close(&txcq->fid);
     if (av) fi_close(&av->fid);
+    if (eq) fi_close(&eq->fid);
     if (domain) fi_close(&domain->fid);
+    if (conn_info) fi_freeinfo(conn_info);
     if (fabric) fi_close(&fabric->fid);
     if (info) fi_freeinfo(info);
   }
@@ -186,23 +196,97 @@ int introduce(Fabric& f, const PingpongArgs& a, Oob& oob, const char* host) {
   return 0;
 }
 
+// -e msg: waits for one EQ event (the liveness assist thread progresses the port meanwhile).
+int wait_eq(Fabric& f, uint32_t want, std::vector<uint8_t>& buf) {
+  buf.assign(sizeof(fi_eq_cm_entry) + 256, 0);
+  uint32_t event = 0;
+  ssize_t n = fi_eq_sread(f.eq, &event, buf.data(), buf.size(), f.timeout_ms, 0);
+  if (n == -FI_EAVAIL) {
+    fi_eq_err_entry err{};
+    fi_eq_readerr(f.eq, &err, 0);
+    fprintf(stderr, "pollfab pingpong: connection: %s\n", fi_strerror(err.err));
+    return err.err ? err.err : 1;
+  }
+  if (n < 0) return fail("fi_eq_sread", static_cast<int>(n));
+  if (event != want) {
+    fprintf(stderr, "pollfab pingpong: unexpected EQ event %u (waiting for %u)\n", event, want);
+    return 1;
+  }
+  return 0;
+}
+
+// -e msg server: a passive endpoint on the info's port; its name goes to the client out of band
+// unless the client names it by address and service. Returns the FI_CONNREQ's info in
+// f.conn_info.
+int listen_msg(Fabric& f, const PingpongArgs& a, Oob& oob) {
+  int r;
+  if ((r = fi_passive_ep(f.fabric, f.info, &f.pep, nullptr))) return fail("fi_passive_ep", r);
+  if ((r = fi_pep_bind(f.pep, &f.eq->fid, 0))) return fail("fi_pep_bind", r);
+  if ((r = fi_listen(f.pep))) return fail("fi_listen", r);
+  if (a.service.empty()) {
+    char name[256];
+    size_t len = sizeof name;
+    if ((r = fi_getname(&f.pep->fid, name, &len))) return fail("fi_getname", r);
+    if (!oob.send_blob(name, static_cast<uint32_t>(len))) return fail("address exchange", -FI_EIO);
+  }
+  std::vector<uint8_t> ev;
+  if ((r = wait_eq(f, FI_CONNREQ, ev))) return r;
+  f.conn_info = reinterpret_cast<fi_eq_cm_entry*>(ev.data())->info;
+  return 0;
+}
+
+// -e msg: the client connects (to the out-of-band name, or to the info's dest_addr when it named
+// the server by address and service); the server accepts. Both wait for FI_CONNECTED.
+int connect_msg(Fabric& f, const PingpongArgs& a, Oob& oob) {
+  int r;
+  std::vector<uint8_t> ev;
+  if (!a.server.empty()) {
+    char peer[256];
+    uint32_t plen = 0;
+    const void* addr = f.info->dest_addr;
+    if (a.service.empty()) {
+      if (!oob.recv_blob(peer, sizeof peer, plen)) return fail("address exchange", -FI_EIO);
+      addr = peer;
+    }
+    if (!addr) return fail("fi_connect", -FI_EINVAL);
+    if ((r = fi_connect(f.ep, addr, nullptr, 0))) return fail("fi_connect", r);
+  } else {
+    if ((r = fi_accept(f.ep, nullptr, 0))) return fail("fi_accept", r);
+  }
+  return wait_eq(f, FI_CONNECTED, ev);
+}
+
 int setup(Fabric& f, const PingpongArgs& a, Oob& oob) {
   fi_info* hints = fi_allocinfo();
   hints->caps = FI_MSG;
   hints->mode = FI_CONTEXT | FI_CONTEXT2;
-  hints->ep_attr->type = a.ep_type == "dgram" ? FI_EP_DGRAM : FI_EP_RDM;
+  hints->ep_attr->type = a.ep_type == "dgram" ? FI_EP_DGRAM
+                         : a.ep_type == "msg" ? FI_EP_MSG
+                                              : FI_EP_RDM;
   hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
   if (!a.provider.empty()) hints->fabric_attr->prov_name = strdup(a.provider.c_str());
   if (!a.domain.empty()) hints->domain_attr->name = strdup(a.domain.c_str());
   const bool service = !a.service.empty();
   const std::string host = a.server.substr(0, a.server.rfind(':'));
   const char* node = service && !a.server.empty() ? host.c_str() : nullptr;
+  // A server with a service takes that port: fi_getinfo(NULL, SERVICE) names the source.
   int r = fi_getinfo(FI_VERSION(1, 17), node, service ? a.service.c_str() : nullptr,
-                     service && a.server.empty() ? FI_SOURCE : 0, hints, &f.info);
+                     0, hints, &f.info);
   fi_freeinfo(hints);
   if (r) return fail("fi_getinfo", r);
   if ((r = fi_fabric(f.info->fabric_attr, &f.fabric, nullptr))) return fail("fi_fabric", r);
-  if ((r = fi_domain(f.fabric, f.info, &f.domain, nullptr))) return fail("fi_domain", r);
+  const bool msg = f.info->ep_attr->type == FI_EP_MSG;
+  fi_info* ep_info = f.info;
+  if (msg) {
+    fi_eq_attr ea{};
+    ea.wait_obj = FI_WAIT_UNSPEC;
+    if ((r = fi_eq_open(f.fabric, &ea, &f.eq, nullptr))) return fail("fi_eq_open", r);
+    if (a.server.empty()) {
+      if ((r = listen_msg(f, a, oob))) return r;
+      ep_info = f.conn_info;
+    }
+  }
+  if ((r = fi_domain(f.fabric, ep_info, &f.domain, nullptr))) return fail("fi_domain", r);
   size_t max = std::min<size_t>(f.info->ep_attr->max_msg_size, a.max_size);
   f.txbuf.resize(std::max<size_t>(max, 64));
   f.rxbuf.resize(std::max<size_t>(max, 64));
@@ -221,14 +305,18 @@ int setup(Fabric& f, const PingpongArgs& a, Oob& oob) {
   if ((r = fi_cq_open(f.domain, &cq, &f.txcq, nullptr))) return fail("fi_cq_open", r);
   cq.size = std::max<size_t>(f.info->rx_attr->size, 256);
   if ((r = fi_cq_open(f.domain, &cq, &f.rxcq, nullptr))) return fail("fi_cq_open", r);
-  fi_av_attr av{};
-  av.type = f.info->domain_attr->av_type;
-  if ((r = fi_av_open(f.domain, &av, &f.av, nullptr))) return fail("fi_av_open", r);
-  if ((r = fi_endpoint(f.domain, f.info, &f.ep, nullptr))) return fail("fi_endpoint", r);
-  if ((r = fi_ep_bind(f.ep, &f.av->fid, 0)) || (r = fi_ep_bind(f.ep, &f.txcq->fid, FI_TRANSMIT)) ||
+  if (!msg) {
+    fi_av_attr av{};
+    av.type = f.info->domain_attr->av_type;
+    if ((r = fi_av_open(f.domain, &av, &f.av, nullptr))) return fail("fi_av_open", r);
+  }
+  if ((r = fi_endpoint(f.domain, ep_info, &f.ep, nullptr))) return fail("fi_endpoint", r);
+  if ((r = fi_ep_bind(f.ep, msg ? &f.eq->fid : &f.av->fid, 0)) ||
+      (r = fi_ep_bind(f.ep, &f.txcq->fid, FI_TRANSMIT)) ||
       (r = fi_ep_bind(f.ep, &f.rxcq->fid, FI_RECV)))
     return fail("fi_ep_bind", r);
   if ((r = fi_enable(f.ep))) return fail("fi_enable", r);
+  if (msg) return connect_msg(f, a, oob);  // one peer: f.peer stays FI_ADDR_UNSPEC
   if (service) return introduce(f, a, oob, host.c_str());
   // Exchange names out of band, then insert the peer.
   char name[256], peer[256];
@@ -354,8 +442,8 @@ void add_pingpong_options(CLI::App& app, PingpongArgs& a) {
   app.add_option("-P,--service", a.service, "server: the fabric service (UDP port) to take");
   app.add_option("-p,--provider", a.provider, "provider (default: the first fi_getinfo result)");
   app.add_option("-d,--domain", a.domain, "domain name");
-  app.add_option("-e,--ep", a.ep_type, "endpoint type: rdm or dgram")
-      ->check(CLI::IsMember({"rdm", "dgram"}));
+  app.add_option("-e,--ep", a.ep_type, "endpoint type: rdm, dgram or msg (connected)")
+      ->check(CLI::IsMember({"rdm", "dgram", "msg"}));
   app.add_option("-S,--sizes", a.sizes, "sizes: list (8,64,4k,1m), 'all' (fi_pingpong's), "
                  "default powers of two 8 B .. 1 MiB");
   app.add_option("-I,--iterations", a.iterations, "iterations per size");

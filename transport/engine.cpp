@@ -166,7 +166,9 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
     io_.free(&pkt, 1);
     return;
   }
-  if (h.type == wire::Type::Dgram || !cfg_.reliable) {
+  if (h.type == wire::Type::Dgram || !cfg_.reliable || wire::is_cm(h.type)) {
+    // Connection management belongs to the endpoint's CmEndpoint (the provider hands those
+    // packets there); one reaching the engine is dropped before it can touch a peer's state.
     if (h.type == wire::Type::Dgram && !cfg_.reliable) on_dgram(pkt, h);
     else { ++stats_.drop_protocol; io_.free(&pkt, 1); }
     return;

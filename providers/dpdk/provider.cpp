@@ -49,7 +49,7 @@ class DpdkProvider final : public core::Provider {
              service ? service : "", r);
       return r;
     }
-    const uint32_t app = hints ? hints->addr_format : FI_FORMAT_UNSPEC;
+    const uint32_t app = hints ? hints->addr_format : uint32_t{FI_FORMAT_UNSPEC};
     const uint32_t max_pkt = cfg.dpdk.mtu - 28;
     const size_t dgram_max = max_pkt - transport::wire::kHeaderBytes;
     std::vector<std::string> devs;

@@ -15,7 +15,7 @@ TransportDomain::TransportDomain(core::Fabric* fabric, const fi_info* info, void
     : core::Domain(fabric, info, context),
       cfg_(cfg),
       kind_(kind),
-      fmt_(kind, info ? info->addr_format : FI_FORMAT_UNSPEC),
+      fmt_(kind, info ? info->addr_format : uint32_t{FI_FORMAT_UNSPEC}),
       link_(std::move(link)),
       mr_lookup_(mrs_, info && info->domain_attr && core::mr_mode_virt_addr(info->domain_attr->mr_mode)) {
   core::install_domain_ops<TransportDomain>(box_.fid);

@@ -5,6 +5,7 @@
 
 #include "lib/util/log.hpp"
 #include "providers/packet/stats.hpp"
+#include "transport/connection.hpp"
 #include "transport/wire.hpp"
 
 namespace pollfab::providers::packet {
@@ -79,9 +80,9 @@ Link::~Link() {
   if (util::log_enabled(prov_.c_str(), util::LogLevel::Info, util::LogSubsys::Domain)) {
     try {
       stats::Counter c[stats::kMaxIoCounters];
-      PF_LOG(prov_.c_str(), Info, Domain, "{}: {} dropped_unknown_ep={} assist_runs={}", label_,
-             stats::format_counters(c, io_->counters(c, stats::kMaxIoCounters)),
-             drop_unknown_ep_, assist_runs());
+      PF_LOG(prov_.c_str(), Info, Domain, "{}: {} dropped_unknown_ep={} resets_tx={} assist_runs={}",
+             label_, stats::format_counters(c, io_->counters(c, stats::kMaxIoCounters)),
+             drop_unknown_ep_, resets_tx_, assist_runs());
     } catch (...) {
     }
   }
@@ -108,6 +109,7 @@ void Link::progress_locked() noexcept {
       r = rx_[ep];
     if (!r) {
       ++drop_unknown_ep_;
+      reset_unknown(bufs[i]);
       io_->free(&bufs[i], 1);
       continue;
     }
@@ -116,6 +118,21 @@ void Link::progress_locked() noexcept {
   io_->service();
   for (size_t i = 1; i < rx_.size(); ++i)
     if (rx_[i]) rx_[i]->progress();
+}
+
+void Link::reset_unknown(transport::PacketBuf& pkt) noexcept {
+  namespace wire = transport::wire;
+  wire::Header h;
+  if (pkt.len < wire::kHeaderBytes || !wire::is_cm(static_cast<wire::Type>(pkt.data[3])) ||
+      !wire::verify(pkt.data, pkt.len) || wire::decode(pkt.data, pkt.len, h) != wire::DecodeError::None ||
+      h.type == wire::Type::Reset)
+    return;
+  // A connection packet for an endpoint id nobody has here: tell the sender at once.
+  io_->resolve(pkt.src, reset_route_);
+  const transport::CmExt e = transport::decode_cm(pkt.data + wire::kHeaderBytes);
+  if (transport::send_cm(*io_, reset_route_, h.dst_ep, 0, transport::PeerAddr{pkt.src, h.src_ep},
+                         h.src_epoch, wire::Type::Reset, e.conn_id, 0, nullptr, 0, true))
+    ++resets_tx_;
 }
 
 uint16_t Link::attach(Receiver* r, uint16_t wanted) {

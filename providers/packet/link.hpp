@@ -11,7 +11,8 @@
 // references). A DPDK port can be opened once per process, so its key names the device alone.
 //
 // Progress (FI_PROGRESS_MANUAL): progress() receives one burst, hands each packet to the
-// receiver of its dst_ep (unknown ids are dropped and counted), runs the I/O layer's service,
+// receiver of its dst_ep (unknown ids are dropped and counted; a connection packet for one is
+// answered with RESET, so a connect to a closed listener fails at once), runs the I/O layer's service,
 // then every receiver's timers and transmit queues.
 // Thread-safety: find/create/~Link are MT-safe (the registry's mutex); everything else runs
 // under lock() (progress takes it; callers of the *_locked members and of io() hold it).
@@ -94,6 +95,8 @@ class Link {
 
  private:
   Link(std::string key, const Name& local, std::string prov, std::string label);
+  // Answers a CM packet (not a RESET) for an unknown endpoint id with RESET.
+  void reset_unknown(transport::PacketBuf& pkt) noexcept;
 
   std::string key_;
   Name local_;
@@ -106,6 +109,10 @@ class Link {
   transport::PacketIo* io_ = nullptr;                   // what the engines use
   std::vector<Receiver*> rx_;                           // index = endpoint id; 0 unused
   uint64_t drop_unknown_ep_ = 0;
+  uint64_t resets_tx_ = 0;
+  // The last RESET's route (a fault layer holding that packet late keeps pointing here; a later
+  // RESET may redirect it, and its receiver drops it by conn_id: harmless).
+  transport::Route reset_route_;
   core::ProgressThread assist_;
 };
 

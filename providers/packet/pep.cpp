@@ -31,7 +31,7 @@ TransportPep::TransportPep(core::Fabric* fabric, const fi_info* info, void* cont
                            NameKind kind, const config::Config& cfg, LinkOpener open_link)
     : fabric_(fabric),
       kind_(kind),
-      fmt_(kind, info ? info->addr_format : FI_FORMAT_UNSPEC),
+      fmt_(kind, info ? info->addr_format : uint32_t{FI_FORMAT_UNSPEC}),
       cfg_(cfg),
       open_link_(std::move(open_link)) {
   init_fid(box_, FI_CLASS_PEP, context, &core::ops_fid<TransportPep>);

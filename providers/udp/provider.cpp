@@ -127,7 +127,7 @@ class UdpProvider final : public core::Provider {
              service ? service : "", r);
       return r;
     }
-    const uint32_t app = hints ? hints->addr_format : FI_FORMAT_UNSPEC;
+    const uint32_t app = hints ? hints->addr_format : uint32_t{FI_FORMAT_UNSPEC};
     const size_t dgram_max = UdpIo::kMaxPacketBytes - transport::wire::kHeaderBytes;
     for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM, FI_EP_MSG}) {
       core::InfoTemplate t;

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Peer failure: kill Debian's fi_pingpong server (SIGKILL, by PID) in the middle of a run; the
 # client must exit non-zero, without hanging, within LIMIT seconds (transport.peer_timeout_ms
-# is 10 s by default). Usage: peer_kill.sh BUILD_DIR [LIMIT_S]
+# is 10 s by default). Usage: peer_kill.sh BUILD_DIR [LIMIT_S] [EP]
+#   EP rdm (default) or msg (a connected endpoint whose peer dies mid-connection).
 set -euo pipefail
-build=$(cd "$1" && pwd); limit=${2:-30}
+build=$(cd "$1" && pwd); limit=${2:-30}; ep=${3:-rdm}
 P="$build/apps/pollfab"
 logs=$(mktemp -d)
 server_pid=""; client_pid=""
@@ -20,10 +21,10 @@ trap cleanup EXIT
 "$P" testbed down >/dev/null 2>&1 || true
 "$P" testbed up >/dev/null
 # `testbed exec`, `ip netns exec` and stdbuf replace themselves with the command: $! is fi_pingpong.
-"$P" testbed exec a -- stdbuf -oL fi_pingpong -p dpdk -e rdm -S all -I 1000 -c > "$logs/server" 2>&1 &
+"$P" testbed exec a -- stdbuf -oL fi_pingpong -p dpdk -e "$ep" -S all -I 1000 -c > "$logs/server" 2>&1 &
 server_pid=$!
 sleep 0.5
-"$P" testbed exec b -- stdbuf -oL fi_pingpong -p dpdk -e rdm -S all -I 1000 -c "$("$P" testbed addr a)" > "$logs/client" 2>&1 &
+"$P" testbed exec b -- stdbuf -oL fi_pingpong -p dpdk -e "$ep" -S all -I 1000 -c "$("$P" testbed addr a)" > "$logs/client" 2>&1 &
 client_pid=$!
 sleep 4
 grep -qE '^[0-9]+[kmg]? ' "$logs/client" || { echo "FAIL: the run did not get going"; cat "$logs/client"; exit 1; }

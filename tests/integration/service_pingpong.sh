@@ -2,13 +2,14 @@
 # `pollfab pingpong` with the server named by address and service alone (no name exchange):
 # the server takes fabric service 4000 (`-P 4000`), the client runs `pollfab pingpong ADDR:4000`
 # (fi_getinfo(ADDR, "4000") and fi_av_insertsvc), data checked.
-# Usage: service_pingpong.sh BUILD_DIR LINK SIZES ITERS
+# Usage: service_pingpong.sh BUILD_DIR LINK SIZES ITERS [EP]
+#   EP rdm (default: fi_av_insertsvc) or msg (fi_connect to fi_getinfo(ADDR, "4000")'s dest_addr).
 #   LINK tap|memif: dpdk between testbed hosts a and b (the client resolves a's MAC by ARP; the
 #   test fails unless the client's close-time counters show arp_learned > 0);
 #   LINK udp: the udp provider on loopback in a network namespace this script creates.
 # Always removes what it created.
 set -euo pipefail
-build=$(cd "$1" && pwd); link=$2; sizes=$3; iters=$4
+build=$(cd "$1" && pwd); link=$2; sizes=$3; iters=$4; ep=${5:-rdm}
 P="$build/apps/pollfab"
 limit=${PINGPONG_TIMEOUT:-300}
 logs=$(mktemp -d)
@@ -33,11 +34,11 @@ else
   srv=("$P" testbed exec a --); cli=("$P" testbed exec b --); prov=dpdk
   addr=$("$P" testbed addr a)
 fi
-timeout "$limit" "${srv[@]}" "$P" pingpong -p "$prov" -P 4000 -S "$sizes" -I "$iters" -c \
+timeout "$limit" "${srv[@]}" "$P" pingpong -p "$prov" -e "$ep" -P 4000 -S "$sizes" -I "$iters" -c \
   > "$logs/server" 2>&1 &
 server_pid=$!
 set +e
-timeout "$limit" "${cli[@]}" "$P" pingpong -p "$prov" -S "$sizes" -I "$iters" -c "$addr:4000" \
+timeout "$limit" "${cli[@]}" "$P" pingpong -p "$prov" -e "$ep" -S "$sizes" -I "$iters" -c "$addr:4000" \
   > "$logs/client" 2>&1
 client_rc=$?
 wait "$server_pid"
