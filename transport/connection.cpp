@@ -68,38 +68,31 @@ void CmEndpoint::arm() noexcept {
   deadline_ = now + cfg_.timeout_ns;
 }
 
-Status CmEndpoint::connect(const PeerAddr& listener, uint32_t conn_id, const uint8_t* data,
-                           uint16_t len) noexcept {
+Status CmEndpoint::start(State st, const PeerAddr& peer, uint32_t conn_id, const uint8_t* data,
+                         uint16_t len) noexcept {
   if (state_ != State::Idle) return Status::Busy;
   if (len > wire::kMaxCmData) return Status::TooBig;
   if (!conn_id || (len && !data)) return Status::Invalid;
-  peer_ = listener;
+  peer_ = peer;
   peer_epoch_ = 0;
   conn_id_ = conn_id;
   io_.resolve(peer_.host, route_);
   if (len) std::memcpy(data_, data, len);
   data_len_ = len;
-  state_ = State::Connecting;
+  state_ = st;
   arm();
-  send(wire::Type::ConnReq, 0, data_, data_len_);
+  resend_current();  // the first ConnReq (client) or Accept (server)
   return Status::Ok;
+}
+
+Status CmEndpoint::connect(const PeerAddr& listener, uint32_t conn_id, const uint8_t* data,
+                           uint16_t len) noexcept {
+  return start(State::Connecting, listener, conn_id, data, len);
 }
 
 Status CmEndpoint::accept(const PeerAddr& client, uint32_t conn_id, const uint8_t* data,
                           uint16_t len) noexcept {
-  if (state_ != State::Idle) return Status::Busy;
-  if (len > wire::kMaxCmData) return Status::TooBig;
-  if (!conn_id || (len && !data)) return Status::Invalid;
-  peer_ = client;
-  peer_epoch_ = 0;
-  conn_id_ = conn_id;
-  io_.resolve(peer_.host, route_);
-  if (len) std::memcpy(data_, data, len);
-  data_len_ = len;
-  state_ = State::Accepting;
-  arm();
-  send(wire::Type::ConnResp, wire::kCmAccept, data_, data_len_);
-  return Status::Ok;
+  return start(State::Accepting, client, conn_id, data, len);
 }
 
 Status CmEndpoint::shutdown() noexcept {

@@ -91,6 +91,9 @@ class CmEndpoint {
 
  private:
   void send(wire::Type type, uint8_t kind, const uint8_t* data, uint16_t len) noexcept;
+  // connect/accept: checks, takes the peer and CM data, sends the first packet.
+  Status start(State st, const PeerAddr& peer, uint32_t conn_id, const uint8_t* data,
+               uint16_t len) noexcept;
   void arm() noexcept;  // first resend timer and the deadline of the current exchange
   void resend_current() noexcept;
   void finish(State s, CmEvent ev, const uint8_t* data, uint16_t len) noexcept;

@@ -37,19 +37,12 @@ class DpdkProvider final : public core::Provider {
     const config::Config& cfg = *lr.config;
     // Addresses (docs/addressing.md): the port's IPv4 address and UDP port come from the
     // config, so fi_getinfo needs no port up; a destination's MAC is resolved later.
-    packet::Name local, src, dest;
+    packet::Name local;
     local.kind = packet::NameKind::Dpdk;
     local.udp_port = cfg.dpdk.udp_port;
     config_address(cfg, local);
-    bool has_dest = false;
-    int r = packet::info_names(packet::NameKind::Dpdk, local, node, service, flags, hints, src,
-                               dest, has_dest);
-    if (r) {
-      PF_LOG(kName, Info, Core, "no address for node '{}' service '{}' ({})", node ? node : "",
-             service ? service : "", r);
-      return r;
-    }
-    const uint32_t app = hints ? hints->addr_format : uint32_t{FI_FORMAT_UNSPEC};
+    packet::InfoNames names;
+    if (int r = packet::info_names(kName, local, node, service, flags, hints, names)) return r;
     const uint32_t max_pkt = cfg.dpdk.mtu - 28;
     const size_t dgram_max = max_pkt - transport::wire::kHeaderBytes;
     std::vector<std::string> devs;
@@ -68,7 +61,7 @@ class DpdkProvider final : public core::Provider {
         t.prov_version = Provider::version();
         fi_info* i = packet::make_info(t);
         if (!i) return -FI_ENOMEM;
-        if (!packet::set_info_names(i, app, src, has_dest ? &dest : nullptr)) {
+        if (!packet::set_info_names(i, names)) {
           core::freeinfo(i);
           return -FI_ENOMEM;
         }

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "lib/util/log.hpp"
 #include "transport/ops.hpp"
 
 namespace pollfab::providers::packet {
@@ -15,8 +16,10 @@ fi_info* make_info(core::InfoTemplate t) {
   return core::make_info(t);
 }
 
-int info_names(NameKind kind, const Name& local, const char* node, const char* service,
-               uint64_t flags, const fi_info* hints, Name& src, Name& dest, bool& has_dest) {
+namespace {
+
+int names(NameKind kind, const Name& local, const char* node, const char* service,
+          uint64_t flags, const fi_info* hints, Name& src, Name& dest, bool& has_dest) {
   const uint32_t app = hints ? hints->addr_format : FI_FORMAT_UNSPEC;
   if (!NameFormat::supported(app)) return -FI_ENODATA;
   const NameFormat fmt(kind, app);
@@ -60,6 +63,18 @@ int info_names(NameKind kind, const Name& local, const char* node, const char* s
     src.udp_port = port;
   }
   return 0;
+}
+
+}  // namespace
+
+int info_names(const char* prov, const Name& local, const char* node, const char* service,
+               uint64_t flags, const fi_info* hints, InfoNames& out) {
+  out.app = hints ? hints->addr_format : uint32_t{FI_FORMAT_UNSPEC};
+  int r = names(local.kind, local, node, service, flags, hints, out.src, out.dest, out.has_dest);
+  if (r)
+    PF_LOG(prov, Info, Core, "no address for node '{}' service '{}' ({})", node ? node : "",
+           service ? service : "", r);
+  return r;
 }
 
 bool set_info_names(fi_info* info, uint32_t app, const Name& src, const Name* dest) noexcept {

@@ -22,10 +22,17 @@ constexpr int kTransportMrModes = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATE
 // caps, MR modes and iov limit; nullptr on allocation failure.
 fi_info* make_info(core::InfoTemplate t);
 
-// fi_getinfo(3) addressing for one provider. `local` is the address the provider's config gives
-// its domain (IPv4 and UDP port; MAC when configured; endpoint id 0 = any). From node, service,
-// flags and the hints' addresses (in hints->addr_format) it computes the candidate's src_addr
-// (always) and dest_addr (when a destination is named):
+// fi_getinfo(3) addressing for one provider: the names every candidate of one fi_getinfo call
+// carries, in the application's form `app` (the hinted addr_format, else FI_FORMAT_UNSPEC).
+struct InfoNames {
+  Name src, dest;
+  bool has_dest = false;
+  uint32_t app = FI_FORMAT_UNSPEC;
+};
+// `local` is the address the provider's config gives its domain (kind, IPv4 and UDP port; MAC
+// when configured; endpoint id 0 = any). From node, service, flags and the hints' addresses (in
+// hints->addr_format) it computes the candidates' src_addr (always) and dest_addr (when a
+// destination is named):
 //   node with FI_SOURCE    node:service is the source; node must be the local address;
 //   node without FI_SOURCE node:service is the destination (service: the local UDP port when
 //                          absent); node may also be an FI_ADDR_STR text (service null);
@@ -33,12 +40,16 @@ fi_info* make_info(core::InfoTemplate t);
 //   hints->src_addr/dest_addr  taken as given (src must be the local address).
 // A destination names endpoint kServiceEpId unless its text says otherwise; its MAC is resolved
 // later (fi_av_insert, fi_connect). Returns 0, or -FI_ENODATA (a node that does not resolve or is
-// not local, an unusable service or hint address, an address format this provider lacks).
-int info_names(NameKind kind, const Name& local, const char* node, const char* service,
-               uint64_t flags, const fi_info* hints, Name& src, Name& dest, bool& has_dest);
-// Stores addr_format (the hinted form, else FI_FORMAT_UNSPEC), src_addr and dest_addr (when
-// dest is not null) in the candidate, malloc'd in that form. False on allocation failure.
+// not local, an unusable service or hint address, an address format this provider lacks),
+// logged at FI_LOG_LEVEL=info under `prov`.
+int info_names(const char* prov, const Name& local, const char* node, const char* service,
+               uint64_t flags, const fi_info* hints, InfoNames& out);
+// Stores addr_format (app), src_addr and dest_addr (when dest is not null) in the candidate,
+// malloc'd in that form. False on allocation failure.
 bool set_info_names(fi_info* info, uint32_t app, const Name& src, const Name* dest) noexcept;
+inline bool set_info_names(fi_info* info, const InfoNames& n) noexcept {
+  return set_info_names(info, n.app, n.src, n.has_dest ? &n.dest : nullptr);
+}
 // The name in info->src_addr (in info->addr_format); false if there is none or it is malformed.
 bool info_src_name(const fi_info* info, NameKind kind, Name& out) noexcept;
 

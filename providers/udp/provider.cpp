@@ -115,19 +115,12 @@ class UdpProvider final : public core::Provider {
     }
     in_addr a{};
     if (inet_pton(AF_INET, lr.config->udp.iface_ip.c_str(), &a) != 1) return -FI_ENODATA;
-    packet::Name local, src, dest;
+    packet::Name local;
     local.kind = packet::NameKind::Udp;
     local.ipv4 = ntohl(a.s_addr);
     local.udp_port = lr.config->udp.port;
-    bool has_dest = false;
-    int r = packet::info_names(packet::NameKind::Udp, local, node, service, flags, hints, src,
-                               dest, has_dest);
-    if (r) {
-      PF_LOG(kName, Info, Core, "no address for node '{}' service '{}' ({})", node ? node : "",
-             service ? service : "", r);
-      return r;
-    }
-    const uint32_t app = hints ? hints->addr_format : uint32_t{FI_FORMAT_UNSPEC};
+    packet::InfoNames names;
+    if (int r = packet::info_names(kName, local, node, service, flags, hints, names)) return r;
     const size_t dgram_max = UdpIo::kMaxPacketBytes - transport::wire::kHeaderBytes;
     for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM, FI_EP_MSG}) {
       core::InfoTemplate t;
@@ -141,7 +134,7 @@ class UdpProvider final : public core::Provider {
       t.prov_version = version();
       fi_info* i = packet::make_info(t);
       if (!i) return -FI_ENOMEM;
-      if (!packet::set_info_names(i, app, src, has_dest ? &dest : nullptr)) {
+      if (!packet::set_info_names(i, names)) {
         core::freeinfo(i);
         return -FI_ENOMEM;
       }

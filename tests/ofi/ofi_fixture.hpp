@@ -31,6 +31,23 @@ struct InfoDeleter {
 };
 using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 
+// fi_getinfo(node, service, flags) for the test provider: endpoint type, caps and address
+// format hinted (mode FI_CONTEXT). Returns fi_getinfo's code; the infos in out (or null).
+inline int getinfo_for(fi_ep_type type, uint64_t caps, const char* node, const char* service,
+                       uint64_t flags, uint32_t addr_format, InfoPtr& out) {
+  fi_info* hints = fi_allocinfo();
+  hints->ep_attr->type = type;
+  hints->caps = caps;
+  hints->mode = FI_CONTEXT;
+  hints->addr_format = addr_format;
+  hints->fabric_attr->prov_name = strdup(test_provider());
+  fi_info* info = nullptr;
+  int rc = fi_getinfo(FI_VERSION(1, 17), node, service, flags, hints, &info);
+  fi_freeinfo(hints);
+  out.reset(rc == 0 ? info : nullptr);
+  return rc;
+}
+
 // fi_getinfo for the test provider with these caps (and the hints the callers add).
 inline InfoPtr get_info(uint64_t caps, fi_av_type av_type = FI_AV_MAP,
                         fi_threading threading = FI_THREAD_DOMAIN, int mr_mode = 0,

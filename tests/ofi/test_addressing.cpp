@@ -21,16 +21,7 @@ std::string scheme() { return std::string("fi_") + test_provider() + "://"; }
 
 // fi_getinfo for the test provider (RDM) with node/service/flags in this address format.
 int getinfo(const char* node, const char* service, uint64_t flags, uint32_t fmt, InfoPtr& out) {
-  fi_info* hints = fi_allocinfo();
-  hints->ep_attr->type = FI_EP_RDM;
-  hints->caps = kCaps;
-  hints->addr_format = fmt;
-  hints->fabric_attr->prov_name = strdup(test_provider());
-  fi_info* info = nullptr;
-  int rc = fi_getinfo(FI_VERSION(1, 17), node, service, flags, hints, &info);
-  fi_freeinfo(hints);
-  out.reset(rc == 0 ? info : nullptr);
-  return rc;
+  return getinfo_for(FI_EP_RDM, kCaps, node, service, flags, fmt, out);
 }
 
 std::string str_of(const void* addr) { return addr ? static_cast<const char*>(addr) : "(null)"; }

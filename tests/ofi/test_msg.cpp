@@ -16,16 +16,10 @@ namespace {
 using namespace std::chrono_literals;
 
 InfoPtr msg_info() {
-  fi_info* hints = fi_allocinfo();
-  hints->ep_attr->type = FI_EP_MSG;
-  hints->caps = FI_MSG;
-  hints->mode = FI_CONTEXT;
-  hints->fabric_attr->prov_name = strdup(test_provider());
-  fi_info* info = nullptr;
-  int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info);
-  fi_freeinfo(hints);
+  InfoPtr info;
+  int rc = getinfo_for(FI_EP_MSG, FI_MSG, nullptr, nullptr, 0, FI_FORMAT_UNSPEC, info);
   EXPECT_EQ(rc, 0) << fi_strerror(-rc);
-  return InfoPtr(rc == 0 ? info : nullptr);
+  return info;
 }
 
 struct Side {

@@ -202,6 +202,8 @@ TEST(Wire, RmaExtensionRoundTripsAndFramesTheData) {
   h.payload_len = kRmaExtBytes;
   encode(h, buf);
   EXPECT_EQ(decode(buf, sizeof buf, out), DecodeError::BadSegment);
-  buf[3] = 11;  // ConnReq: reserved, not accepted yet
+  buf[3] = 15;  // past Reset: no such type
   EXPECT_EQ(decode(buf, sizeof buf, out), DecodeError::BadType);
+  buf[3] = 11;  // ConnReq with flags: connection packets carry none
+  EXPECT_EQ(decode(buf, sizeof buf, out), DecodeError::BadFlags);
 }
