@@ -76,16 +76,18 @@ int TransportPep::listen() {
   if (!link) return err ? err : -FI_EIO;
   std::random_device rd;
   const uint32_t epoch = rd() | 1u;
-  // The id node:service names (kServiceEpId) when free: clients name the pep by address alone.
-  const uint16_t id = link->attach(this, kServiceEpId);
-  if (!id) return -FI_ENOSPC;
-  {
-    util::Guard<util::MaybeLock> g(link->lock());
-    listener_ = std::make_unique<transport::CmListener>(link->io(), link->clock(), *this,
-                                                        cm_config(cfg_), id, epoch);
-  }
-  ep_id_ = id;
+  // Set before attach: a packet may reach on_packet (which frees it through link_) at once.
   link_ = std::move(link);
+  // The id node:service names (kServiceEpId) when free: clients name the pep by address alone.
+  const uint16_t id = link_->attach(this, kServiceEpId);
+  if (!id) {
+    link_.reset();
+    return -FI_ENOSPC;
+  }
+  util::Guard<util::MaybeLock> g(link_->lock());
+  listener_ = std::make_unique<transport::CmListener>(link_->io(), link_->clock(), *this,
+                                                      cm_config(cfg_), id, epoch);
+  ep_id_ = id;
   return 0;
 }
 
