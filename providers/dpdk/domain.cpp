@@ -36,13 +36,21 @@ uint32_t ipv4_from_mac(const uint8_t* mac) {
 
 }  // namespace
 
-void config_address(const config::Config& cfg, packet::Name& n) {
-  if (!cfg.dpdk.mac.empty()) parse_mac(cfg.dpdk.mac, n.mac);
+namespace {
+
+// dpdk.ipv4, else derived from the MAC (0 while the MAC is unknown).
+uint32_t port_ipv4(const config::Config& cfg, const packet::Name& n) {
   in_addr a{};
   if (!cfg.dpdk.ipv4.empty() && inet_pton(AF_INET, cfg.dpdk.ipv4.c_str(), &a) == 1)
-    n.ipv4 = ntohl(a.s_addr);
-  else if (n.mac_known())
-    n.ipv4 = ipv4_from_mac(n.mac);
+    return ntohl(a.s_addr);
+  return n.mac_known() ? ipv4_from_mac(n.mac) : 0;
+}
+
+}  // namespace
+
+void config_address(const config::Config& cfg, packet::Name& n) {
+  if (!cfg.dpdk.mac.empty()) parse_mac(cfg.dpdk.mac, n.mac);
+  n.ipv4 = port_ipv4(cfg, n);
 }
 
 DpdkFabric::DpdkFabric(core::Provider* prov, const fi_fabric_attr* attr, void* context,
@@ -114,11 +122,7 @@ std::shared_ptr<packet::Link> DpdkFabric::open_link(const fi_info* info, int& er
   base.kind = packet::NameKind::Dpdk;
   std::memcpy(base.mac, port->mac().addr_bytes, 6);
   base.udp_port = udp_port;
-  in_addr a{};
-  if (!cfg_.dpdk.ipv4.empty() && inet_pton(AF_INET, cfg_.dpdk.ipv4.c_str(), &a) == 1)
-    base.ipv4 = ntohl(a.s_addr);
-  else
-    base.ipv4 = ipv4_from_mac(base.mac);
+  base.ipv4 = port_ipv4(cfg_, base);
   // eal.pin_threads: threads calling in are pinned near the port (eal.lcores if set, else the
   // CPUs of the port's NUMA node from hwloc).
   std::string pin;

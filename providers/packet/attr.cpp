@@ -20,7 +20,7 @@ namespace {
 
 int names(NameKind kind, const Name& local, const char* node, const char* service,
           uint64_t flags, const fi_info* hints, Name& src, Name& dest, bool& has_dest) {
-  const uint32_t app = hints ? hints->addr_format : FI_FORMAT_UNSPEC;
+  const uint32_t app = hints ? hints->addr_format : uint32_t{FI_FORMAT_UNSPEC};
   if (!NameFormat::supported(app)) return -FI_ENODATA;
   const NameFormat fmt(kind, app);
   src = local;

@@ -48,7 +48,6 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   void on_packet(transport::PacketBuf& pkt, uint64_t rx_ns) noexcept override;
   void progress() noexcept override;
   TransportEndpoint* endpoint() noexcept override { return this; }
-  TransportDomain* transport_domain() const noexcept { return tdom_; }
   void on_completion(const transport::Completion& c) noexcept override;
 
   // Data path: the members core's ops tables call (lib/core/ops_msg.hpp, ops_ep.hpp; this

@@ -30,8 +30,7 @@ int TransportEndpoint::connect(const void* addr, const void* param, size_t param
   if (connreq_) return -FI_EINVAL;  // an endpoint for an FI_CONNREQ is accepted, not connected
   Name n;
   const NameFormat& fmt = tdom_->name_format();
-  if (!fmt.decode_app(addr, fmt.app_format() == FI_ADDR_STR ? 256 : fmt.len(), n) ||
-      n.ep_id == 0)
+  if (!fmt.decode_app(addr, n) || n.ep_id == 0)
     return -FI_EINVAL;
   if (int r = fmt.complete(n)) return r;  // MAC by ARP / the neighbour table (takes the lock)
   util::Guard<util::MaybeLock> g(tdom_->lock());

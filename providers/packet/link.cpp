@@ -157,10 +157,6 @@ void Link::detach(uint16_t ep_id) noexcept {
   if (ep_id < rx_.size()) rx_[ep_id] = nullptr;
 }
 
-bool Link::ep_id_free(uint16_t ep_id) const noexcept {
-  return ep_id && (ep_id >= rx_.size() || !rx_[ep_id]);
-}
-
 bool Link::move(uint16_t from, uint16_t to) {
   if (from == to) return true;
   util::Guard<util::MaybeLock> g(lock_);

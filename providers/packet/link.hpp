@@ -78,7 +78,6 @@ class Link {
   // none is. Take the lock themselves.
   uint16_t attach(Receiver* r, uint16_t wanted = 0);
   void detach(uint16_t ep_id) noexcept;
-  bool ep_id_free(uint16_t ep_id) const noexcept;
   // Moves a receiver to another id (fi_setname before enable). False if taken.
   bool move(uint16_t from, uint16_t to);
   // The receiver at an id (under the lock); null if none. ids < receiver_slots().

@@ -220,7 +220,7 @@ bool NameFormat::decode_app(const void* addr, size_t len, Name& out) const noexc
       return Name::from_sockaddr(addr, len, kind_, out);
     case FI_ADDR_STR: {
       const char* s = static_cast<const char*>(addr);
-      return Name::parse(std::string_view(s, strnlen(s, len ? len : 256)), kind_, out);
+      return Name::parse(std::string_view(s, strnlen(s, len ? len : kMaxTextBytes)), kind_, out);
     }
     default:
       return Name::decode(static_cast<const uint8_t*>(addr), len, kind_, out);
@@ -232,10 +232,16 @@ bool NameFormat::valid(const void* addr, size_t len) const noexcept {
   return decode_app(addr, len, n);
 }
 
-std::string NameFormat::str(const void* addr, size_t len) const {
+bool NameFormat::decode_app(const void* addr, Name& out) const noexcept {
+  const size_t len = app_ == FI_SOCKADDR_IN ? sizeof(sockaddr_in)
+                     : app_ == FI_ADDR_STR  ? kMaxTextBytes
+                                            : kNameBytes;
+  return decode_app(addr, len, out);
+}
+
+std::string NameFormat::str(const void* addr, size_t) const {
   Name n;
-  if (!decode_app(addr, app_ == FI_SOCKADDR_IN ? sizeof(sockaddr_in) : app_ == FI_ADDR_STR ? 256 : len, n))
-    return "fi_addr_invalid://";
+  if (!decode_app(addr, n)) return "fi_addr_invalid://";
   return n.str();
 }
 

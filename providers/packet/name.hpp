@@ -109,6 +109,10 @@ class NameFormat final : public core::AddressFormat {
   // One address in the application's form (len bytes; FI_ADDR_STR: a NUL-terminated string)
   // -> name, unresolved. False if malformed.
   bool decode_app(const void* addr, size_t len, Name& out) const noexcept;
+  // The same for an address whose length the caller does not give (fi_connect, fi_av_straddr):
+  // the form's own size (FI_ADDR_STR: up to kMaxTextBytes).
+  bool decode_app(const void* addr, Name& out) const noexcept;
+  static constexpr size_t kMaxTextBytes = 256;
   // Resolves n's link address if needed (0 or the resolver's error).
   int complete(Name& n) const noexcept { return resolver_ ? resolver_->complete(n) : 0; }
 
