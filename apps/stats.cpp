@@ -174,9 +174,11 @@ void print_doc(const Json& doc, const std::string& path) {
     return;
   }
   for (const Json& d : domains->items) {
-    printf("  domain %s (provider %s): dropped_unknown_ep=%s assist_runs=%s\n",
+    printf("  domain %s (provider %s): dropped_unknown_ep=%s cm_dropped=%s cm_resets_tx=%s "
+           "assist_runs=%s\n",
            num(d.get("domain")).c_str(), num(d.get("provider")).c_str(),
-           num(d.get("dropped_unknown_ep")).c_str(), num(d.get("assist_runs")).c_str());
+           num(d.get("dropped_unknown_ep")).c_str(), num(d.get("cm_dropped")).c_str(),
+           num(d.get("cm_resets_tx")).c_str(), num(d.get("assist_runs")).c_str());
     if (const Json* io = d.get("io"); io && !io->keys.empty()) {
       printf("    io:\n");
       print_members(*io, "      ");

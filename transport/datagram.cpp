@@ -41,7 +41,7 @@ Status Engine::send_dgram(const SendOp& op, uint64_t len) noexcept {
 
 void Engine::on_dgram(PacketBuf& pkt, const wire::Header& h) noexcept {
   PeerId pid = find_peer(PeerAddr{pkt.src, h.src_ep});
-  RecvEntry* r = matcher_.match_posted(pid, h.flags & wire::kTagged, h.tag, h.msg_len);
+  RecvEntry* r = matcher_->match_posted(pid, h.flags & wire::kTagged, h.tag, h.msg_len);
   if (!r) {
     ++stats_.drop_no_recv;
     io_.free(&pkt, 1);

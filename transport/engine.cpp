@@ -9,7 +9,9 @@ namespace pollfab::transport {
 
 Engine::Engine(const EngineConfig& cfg, PacketIo& io, Clock& clock, CompletionSink& sink)
     : cfg_(cfg), io_(io), clock_(clock), sink_(sink),
-      matcher_(std::max<uint32_t>(cfg.rx_size, 1), cfg.max_unexpected_bytes) {
+      own_matcher_(std::make_unique<Matcher>(std::max<uint32_t>(cfg.rx_size, 1),
+                                             cfg.max_unexpected_bytes)),
+      matcher_(own_matcher_.get()) {
   cfg_.window_pkts = util::next_pow2(std::clamp<uint32_t>(cfg_.window_pkts, 8, 4096));
   wmask_ = cfg_.window_pkts - 1;
   if (cfg_.epoch == 0) {
@@ -49,7 +51,7 @@ Engine::~Engine() {
   }
   for (auto& pp : peers_) {  // claimed messages still arriving are no longer queued
     if (pp->cur_unex && pp->cur_unex->queue == UnexEntry::Queue::None)
-      matcher_.free_unexpected(pp->cur_unex);
+      matcher_->free_unexpected(pp->cur_unex);
     pp->cur_unex = nullptr;
   }
   if (txq_len_) io_.free(txq_, txq_len_);
@@ -59,7 +61,23 @@ Engine::~Engine() {
   for (auto& pp : peers_)
     for (SendMsg* m = pp->sq_head; m; m = m->next)
       if (m->pin != kNoPin) io_.pin_close(m->pin);
-  // matcher_ frees the unexpected messages still queued.
+  // own_matcher_ frees the unexpected messages still queued.
+}
+
+bool Engine::share_matcher(Matcher& m) noexcept {
+  if (!own_matcher_ || !own_matcher_->empty()) return false;
+  for (auto& pp : peers_)
+    if (pp->cur_recv || pp->cur_unex) return false;
+  own_matcher_.reset();
+  matcher_ = &m;
+  budget_seen_ = m.budget_epoch();
+  return true;
+}
+
+void Engine::leave_shared_matcher() noexcept {
+  if (own_matcher_) return;
+  for (size_t i = 0; i < peers_.size(); ++i) fail_current(*peers_[i], PeerId(i), Status::Canceled);
+  matcher_->free_owned(this);
 }
 
 // ---- peers -----------------------------------------------------------------------------------
@@ -225,7 +243,9 @@ void Engine::progress() noexcept {
   if (pinned_head_) release_pinned();
   if (cfg_.reliable) {
     uint64_t now = clock_.now_ns();
-    const bool credit_update = matcher_.take_budget_freed();
+    const uint64_t budget = matcher_->budget_epoch();
+    const bool credit_update = budget != budget_seen_;
+    budget_seen_ = budget;
     for (size_t i = 0; i < peers_.size(); ++i) {
       Peer& p = *peers_[i];
       // A packet held at rcv_nxt that could not be delivered (unexpected budget full) gets

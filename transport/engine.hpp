@@ -212,6 +212,20 @@ class Engine {
   // Cancels the posted (not yet matched) receive with this context: it completes with
   // Status::Canceled. Returns false if no such receive is waiting (fi_cancel(3)).
   bool cancel_recv(void* context) noexcept;
+  // Shared receive context (fi_srx_context, fi_endpoint(3) "Shared Contexts"): from now on
+  // this engine matches its messages against m, which other engines may share and which must
+  // outlive this engine's use of it (leave_shared_matcher). Receives posted to m must name no
+  // peer (kAnyPeer): peer ids are per engine. recv(), cancel_recv() and peeks on any sharing
+  // engine act on m; a message that arrived on engine E completes through E's sink whichever
+  // engine the receive was posted through. A peer's death fails no receive of m (they belong
+  // to every sharer). Returns false (and changes nothing) if this engine's own matcher holds a
+  // receive or a message.
+  bool share_matcher(Matcher& m) noexcept;
+  // Stops using the shared matcher (call it when the engine closes; it receives nothing
+  // afterwards): receives taken by messages still arriving complete with Status::Canceled
+  // through this engine's sink; its unexpected messages are freed; m's posted receives stay.
+  void leave_shared_matcher() noexcept;
+  bool shares_matcher() const noexcept { return !own_matcher_; }
 
   // Feeds one received packet whose pollfab header is at pkt.data (pkt.len bytes) and whose
   // sender's host address is pkt.src. Takes ownership of pkt (freed or held). rx_ns: when it
@@ -241,8 +255,8 @@ class Engine {
   bool peer_dead(PeerId id) const noexcept;
   // Objects in use (tests check for leaks at quiescence).
   uint32_t sends_in_use() const noexcept { return send_pool_.in_use(); }
-  uint32_t recvs_in_use() const noexcept { return matcher_.recvs_in_use(); }
-  uint32_t unexpected_in_use() const noexcept { return matcher_.unexpected_count(); }
+  uint32_t recvs_in_use() const noexcept { return matcher_->recvs_in_use(); }
+  uint32_t unexpected_in_use() const noexcept { return matcher_->unexpected_count(); }
   uint32_t held_packets() const noexcept;
   // Tx buffers allocated in a burst and kept for the next packets (not leaked).
   uint32_t cached_packets() const noexcept { return alloc_cache_len_; }
@@ -348,6 +362,11 @@ class Engine {
   void finish_recv(RecvEntry* r, PeerId pid, uint32_t msg_len, uint32_t flags, uint64_t tag,
                    uint64_t data, Status st) noexcept;
   void finish_unexpected(UnexEntry* u) noexcept;
+  // The engine an unexpected message arrived on (another one under a shared matcher): the one
+  // whose peer table, sink and delivery answers it uses.
+  Engine* owner_of(const UnexEntry* u) noexcept {
+    return u->owner ? static_cast<Engine*>(const_cast<void*>(u->owner)) : this;
+  }
 
   // transmit: buffers, batching, send completions (transmit.cpp)
   bool alloc_pkt(PacketBuf& out) noexcept;
@@ -383,7 +402,9 @@ class Engine {
   uint32_t zc_min_ = UINT32_MAX;    // io_.zero_copy_min_bytes()
   uint32_t inject_slot_bytes_ = 0;  // each send slot's inject buffer
   std::unique_ptr<uint8_t[]> inject_arena_;
-  Matcher matcher_;
+  std::unique_ptr<Matcher> own_matcher_;  // null while a shared matcher is used
+  Matcher* matcher_;                       // own_matcher_, or a shared receive context's
+  uint64_t budget_seen_ = 0;               // matcher_->budget_epoch() at the last progress
   MrLookup* mr_ = nullptr;
   std::vector<RmaSlot> rma_slots_;
   std::vector<uint32_t> rma_free_;  // free RmaSlot indexes

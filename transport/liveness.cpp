@@ -84,7 +84,7 @@ bool Engine::waiting_on(const Peer& p) const noexcept {
 // Receivers wait too: while receives are posted, a peer silent for a quarter of the timeout is
 // probed; its engine answers at once (ACK_REQ), or the timeout declares it dead.
 bool Engine::probe_due_to(const Peer& p) const noexcept {
-  return !p.probe_ns && !p.sq_head && matcher_.has_posted();
+  return !p.probe_ns && !p.sq_head && matcher_->has_posted();
 }
 
 uint64_t Engine::liveness_deadline(const Peer& p) const noexcept {
@@ -121,7 +121,8 @@ void Engine::declare_dead(Peer& p, PeerId pid) noexcept {
 }
 
 void Engine::fail_posted(PeerId pid, bool all) noexcept {
-  matcher_.remove_posted_if(
+  if (!own_matcher_) return;  // a shared context's receives belong to every sharer
+  matcher_->remove_posted_if(
       [&](const RecvEntry& r) { return all || r.op.peer == pid; },
       [&](RecvEntry* r) {
         finish_recv(r, pid, 0, (r->op.flags & kOpTagged) ? wire::kTagged : 0, r->op.tag, 0,

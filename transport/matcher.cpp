@@ -129,7 +129,7 @@ RecvEntry* Matcher::cancel(void* context) noexcept {
 }
 
 UnexEntry* Matcher::new_unexpected(PeerId pid, uint32_t flags, uint64_t tag, uint64_t cq_data,
-                                   uint32_t msg_len) noexcept {
+                                   uint32_t msg_len, const void* owner) noexcept {
   const bool inline_buf = msg_len <= UnexEntry::kInlineBytes;
   const uint64_t cost = sizeof(UnexEntry) + (inline_buf ? 0 : msg_len);
   if (unex_bytes_ + cost > max_unexpected_bytes_) return nullptr;
@@ -142,6 +142,7 @@ UnexEntry* Matcher::new_unexpected(PeerId pid, uint32_t flags, uint64_t tag, uin
   }
   unex_bytes_ += cost;
   u->peer = pid;
+  u->owner = owner;
   u->flags = flags;
   u->tag = tag;
   u->cq_data = cq_data;
@@ -155,13 +156,25 @@ UnexEntry* Matcher::new_unexpected(PeerId pid, uint32_t flags, uint64_t tag, uin
 void Matcher::free_unexpected(UnexEntry* u) noexcept {
   take(u);
   unex_bytes_ -= sizeof(UnexEntry);
-  budget_freed_ = true;
+  ++budget_epoch_;
   if (u->buf && u->buf != u->inline_buf) {
     std::free(u->buf);
     unex_bytes_ -= u->msg_len;
   }
   --unex_count_;
   delete u;
+}
+
+void Matcher::free_owned(const void* owner) noexcept {
+  auto sweep = [&](util::IntrusiveList<UnexEntry>& list) {
+    for (UnexEntry* u = list.front(); u;) {
+      UnexEntry* next = u->next;
+      if (u->owner == owner) free_unexpected(u);
+      u = next;
+    }
+  };
+  for (auto& l : unexpected_) sweep(l);
+  sweep(claimed_);
 }
 
 }  // namespace pollfab::transport

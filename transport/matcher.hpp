@@ -19,8 +19,13 @@
 // completion of its last slice releases it (release() returns true: FI_MULTI_RECV).
 // Completions are the engine's business (transport/receive.cpp); this class only finds,
 // queues and frees.
-// Thread-safety: none (the engine's owner serialises). Hot path: no allocation except the
-// buffer of an unexpected message larger than kInlineBytes.
+// Shared receive contexts (fi_srx_context, fi_endpoint(3) "Shared Contexts"): one Matcher may
+// serve several engines (Engine::share_matcher). Its posted receives then match any engine's
+// messages (they name no peer), and every unexpected message remembers the engine it arrived
+// on (UnexEntry::owner), which completes it.
+// Thread-safety: none (the engines' owner serialises; engines sharing a matcher share that
+// serialisation). Hot path: no allocation except the buffer of an unexpected message larger
+// than kInlineBytes.
 #pragma once
 #include <cstdint>
 
@@ -47,7 +52,8 @@ struct RecvEntry {
 struct UnexEntry {
   static constexpr uint32_t kInlineBytes = 256;  // messages up to this size need no malloc
   enum class Queue : uint8_t { None, Unexpected, Claimed };
-  PeerId peer = kNoPeer;
+  PeerId peer = kNoPeer;     // in the owner's peer table
+  const void* owner = nullptr;  // the engine the message arrived on
   uint32_t flags = 0;        // wire flags of the first segment (kTagged, kCqData)
   uint64_t tag = 0, cq_data = 0;
   uint32_t msg_len = 0;
@@ -118,23 +124,29 @@ class Matcher {
   }
   bool has_posted() const noexcept { return !posted_[0].empty() || !posted_[1].empty(); }
 
-  // A new unexpected message (queued at the end of its class), nullptr if the budget or
-  // memory does not allow it (the caller leaves the packet unacknowledged).
+  // A new unexpected message from peer pid of engine owner (queued at the end of its class),
+  // nullptr if the budget or memory does not allow it (the caller leaves the packet
+  // unacknowledged).
   UnexEntry* new_unexpected(PeerId pid, uint32_t flags, uint64_t tag, uint64_t cq_data,
-                            uint32_t msg_len) noexcept;
+                            uint32_t msg_len, const void* owner = nullptr) noexcept;
   // Frees an unexpected message (and removes it from its queue or the claimed set).
   void free_unexpected(UnexEntry* u) noexcept;
+  // Frees every queued or claimed unexpected message of engine owner (an engine leaving a
+  // shared matcher; messages still arriving are the engine's to free).
+  void free_owned(const void* owner) noexcept;
+  // True if nothing is posted, queued or claimed (a matcher an engine may leave for a shared
+  // one without losing anything).
+  bool empty() const noexcept {
+    return !has_posted() && !unex_count_ && !recvs_in_use();
+  }
   // Budget left for unexpected messages, bytes.
   uint64_t unexpected_free_bytes() const noexcept {
     return max_unexpected_bytes_ > unex_bytes_ ? max_unexpected_bytes_ - unex_bytes_ : 0;
   }
   uint32_t unexpected_count() const noexcept { return unex_count_; }
-  // True (once) if budget was freed since the last call: throttled senders may be reopened.
-  bool take_budget_freed() noexcept {
-    const bool b = budget_freed_;
-    budget_freed_ = false;
-    return b;
-  }
+  // Counts the frees of unexpected messages: an engine that sees it change since it last
+  // looked reopens throttled senders (each engine sharing the matcher keeps its own mark).
+  uint64_t budget_epoch() const noexcept { return budget_epoch_; }
   // Receives, buffers and slices in use.
   uint32_t recvs_in_use() const noexcept { return recv_pool_.in_use() + slice_pool_.in_use(); }
 
@@ -154,7 +166,7 @@ class Matcher {
   uint64_t max_unexpected_bytes_;
   uint64_t unex_bytes_ = 0;
   uint32_t unex_count_ = 0;
-  bool budget_freed_ = false;
+  uint64_t budget_epoch_ = 0;
 };
 
 }  // namespace pollfab::transport

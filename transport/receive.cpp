@@ -11,7 +11,7 @@ Status Engine::recv(const RecvOp& op) noexcept {
   if (op.peer != kAnyPeer && op.peer >= peers_.size()) return Status::Invalid;
   if (op.flags & kOpPeek) return peek(op);
   if (op.flags & kOpClaim) return recv_claimed(op);
-  RecvEntry* r = matcher_.new_recv();
+  RecvEntry* r = matcher_->new_recv();
   if (!r) return Status::NoResource;
   r->op = op;
   r->cap = iov_bytes(op.iov, op.iov_count);
@@ -19,7 +19,7 @@ Status Engine::recv(const RecvOp& op) noexcept {
     post_multi_recv(r);
     return Status::Ok;
   }
-  if (UnexEntry* u = matcher_.match_unexpected(op)) {
+  if (UnexEntry* u = matcher_->match_unexpected(op)) {
     receive_unexpected(u, r);
     return Status::Ok;
   }
@@ -31,47 +31,47 @@ Status Engine::recv(const RecvOp& op) noexcept {
                 Status::TimedOut);
     return Status::Ok;
   }
-  matcher_.post(r);
+  matcher_->post(r);
   return Status::Ok;
 }
 
 void Engine::post_multi_recv(RecvEntry* b) noexcept {
-  matcher_.post(b);
+  matcher_->post(b);
   // Messages already waiting fill the buffer first, in arrival order. (If the slice pool
   // runs dry, the rest stay unexpected for a later receive.)
   while (!b->retired) {
-    UnexEntry* u = matcher_.find_unexpected(b->op);
+    UnexEntry* u = matcher_->find_unexpected(b->op);
     if (!u) break;
-    RecvEntry* s = matcher_.lend(b, u->msg_len);
+    RecvEntry* s = matcher_->lend(b, u->msg_len);
     if (!s) break;
-    matcher_.take(u);
+    matcher_->take(u);
     receive_unexpected(u, s);
   }
 }
 
 Status Engine::peek(const RecvOp& op) noexcept {
-  UnexEntry* u = matcher_.find_unexpected(op);
+  UnexEntry* u = matcher_->find_unexpected(op);
   if (!u) {
     finish_probe(op, nullptr, 0, Status::NoMessage);
     return Status::Ok;
   }
   finish_probe(op, u, u->msg_len, Status::Ok);
   if (op.flags & kOpDiscard) discard(u);
-  else if (op.flags & kOpClaim) matcher_.claim(u, op.context);
+  else if (op.flags & kOpClaim) matcher_->claim(u, op.context);
   return Status::Ok;
 }
 
 Status Engine::recv_claimed(const RecvOp& op) noexcept {
-  UnexEntry* u = matcher_.take_claimed(op.context);
+  UnexEntry* u = matcher_->take_claimed(op.context);
   if (!u) return Status::Invalid;  // no FI_PEEK|FI_CLAIM under this context
   if (op.flags & kOpDiscard) {
     finish_probe(op, u, 0, Status::Ok);
     discard(u);
     return Status::Ok;
   }
-  RecvEntry* r = matcher_.new_recv();
+  RecvEntry* r = matcher_->new_recv();
   if (!r) {
-    matcher_.claim(u, op.context);  // still claimed: the caller retries after progress
+    matcher_->claim(u, op.context);  // still claimed: the caller retries after progress
     return Status::NoResource;
   }
   r->op = op;
@@ -81,10 +81,11 @@ Status Engine::recv_claimed(const RecvOp& op) noexcept {
 }
 
 void Engine::discard(UnexEntry* u) noexcept {
-  matcher_.take(u);
+  if (Engine* o = owner_of(u); o != this) return o->discard(u);
+  matcher_->take(u);
   if (u->complete) {
     answer_delivery(u);  // processed by the target: FI_DELIVERY_COMPLETE holds
-    matcher_.free_unexpected(u);
+    matcher_->free_unexpected(u);
   } else {
     u->discard = true;  // still arriving: freed when its last segment is in
   }
@@ -100,6 +101,7 @@ void Engine::answer_delivery(UnexEntry* u) noexcept {
 }
 
 void Engine::receive_unexpected(UnexEntry* u, RecvEntry* r) noexcept {
+  if (Engine* o = owner_of(u); o != this) return o->receive_unexpected(u, r);
   if (!u->complete) {
     u->claimed = r;  // the rest of the message is still arriving
     return;
@@ -108,11 +110,11 @@ void Engine::receive_unexpected(UnexEntry* u, RecvEntry* r) noexcept {
   finish_recv(r, u->peer, u->msg_len, u->flags, u->tag, u->cq_data,
               u->msg_len > r->cap ? Status::Truncated : Status::Ok);
   answer_delivery(u);
-  matcher_.free_unexpected(u);
+  matcher_->free_unexpected(u);
 }
 
 bool Engine::cancel_recv(void* context) noexcept {
-  RecvEntry* r = matcher_.cancel(context);
+  RecvEntry* r = matcher_->cancel(context);
   if (!r) return false;
   if (r->retired) return true;  // a multi-recv buffer: its last open slice releases it
   finish_recv(r, kNoPeer, 0, (r->op.flags & kOpTagged) ? wire::kTagged : 0, r->op.tag, 0,
@@ -136,11 +138,12 @@ void Engine::finish_recv(RecvEntry* r, PeerId pid, uint32_t msg_len, uint32_t fl
   c.peer = pid;
   c.peer_user = pid < peers_.size() ? peers_[pid]->user : ~0ull;
   c.olen = msg_len > r->cap ? msg_len - r->cap : 0;
-  if (matcher_.release(r)) c.flags |= kCompMultiRecv;  // the buffer's last slice
+  if (matcher_->release(r)) c.flags |= kCompMultiRecv;  // the buffer's last slice
   sink_.on_completion(c);
 }
 
 void Engine::finish_probe(const RecvOp& op, const UnexEntry* u, uint64_t len, Status st) noexcept {
+  if (u && owner_of(u) != this) return owner_of(u)->finish_probe(op, u, len, st);
   Completion c;
   c.context = op.context;
   c.flags = kCompRecv | ((op.flags & kOpTagged) ? kCompTagged : 0);
@@ -161,7 +164,7 @@ void Engine::finish_probe(const RecvOp& op, const UnexEntry* u, uint64_t len, St
 void Engine::finish_unexpected(UnexEntry* u) noexcept {
   if (u->discard) {
     answer_delivery(u);
-    matcher_.free_unexpected(u);
+    matcher_->free_unexpected(u);
     return;
   }
   if (!u->claimed) return;  // stays queued until a receive matches it

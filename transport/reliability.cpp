@@ -100,7 +100,7 @@ void Engine::note_ack_pending(Peer& p) noexcept {
 // unexpected-message budget, so a sender cannot push more than we could buffer (the rest would
 // be dropped and resent).
 uint16_t Engine::credits_for(const Peer& p) const noexcept {
-  return receiver_credits(p.cur_recv || matcher_.has_posted(), matcher_.unexpected_free_bytes(),
+  return receiver_credits(p.cur_recv || matcher_->has_posted(), matcher_->unexpected_free_bytes(),
                           seg_bytes_, cfg_.window_pkts);
 }
 

@@ -171,7 +171,7 @@ bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* 
       answer->ext.addr = h.psn;  // the first PSN: the sender checks it names this message
     }
     const bool tagged = h.flags & wire::kTagged;
-    if (RecvEntry* r = matcher_.match_posted(pid, tagged, h.tag, h.msg_len)) {
+    if (RecvEntry* r = matcher_->match_posted(pid, tagged, h.tag, h.msg_len)) {
       p.cur_recv = r;
       r->received = 0;
       p.dc_answer = answer;
@@ -179,7 +179,7 @@ bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* 
       // Every entry counts against max_unexpected_bytes (its bookkeeping too), so a sender
       // of endless small messages cannot grow our memory without bound: at the limit the
       // packet stays unacknowledged (the caller answers with our credits).
-      UnexEntry* u = matcher_.new_unexpected(pid, h.flags, h.tag, h.cq_data, h.msg_len);
+      UnexEntry* u = matcher_->new_unexpected(pid, h.flags, h.tag, h.cq_data, h.msg_len, this);
       if (!u) {
         if (answer) send_pool_.put(answer);
         return false;
@@ -257,7 +257,7 @@ void Engine::fail_current(Peer& p, PeerId pid, Status st) noexcept {
       u->claimed = nullptr;
       finish_recv(r, pid, u->msg_len, u->flags, u->tag, u->cq_data, st);
     }
-    matcher_.free_unexpected(u);
+    matcher_->free_unexpected(u);
   }
 }
 

@@ -21,7 +21,7 @@ EndpointBase::EndpointBase(Domain* dom, const fi_info* info, void* context) : do
 EndpointBase::~EndpointBase() {
   for (Object* o : std::initializer_list<Object*>{tx_cq_, rx_cq_, send_cntr_, recv_cntr_,
                                                    read_cntr_, write_cntr_, rread_cntr_,
-                                                   rwrite_cntr_, av_, eq_})
+                                                   rwrite_cntr_, av_, eq_, srx_})
     if (o) o->unref();
   dom_->unref();
 }
@@ -85,6 +85,15 @@ int EndpointBase::bind(struct fid* bfid, uint64_t flags) {
       if (eq_) return -FI_EINVAL;
       eq_ = Object::as<Eq>(bfid);
       eq_->ref();
+      return 0;
+    }
+    case FI_CLASS_SRX_CTX: {
+      if (flags) return -FI_EBADFLAGS;
+      auto* srx = Object::as<SrxBase>(bfid);
+      if (srx->domain() != dom_ || srx_) return -FI_EINVAL;
+      if (!accepts_srx()) return -FI_EOPNOTSUPP;
+      srx_ = srx;
+      srx_->ref();
       return 0;
     }
     default:

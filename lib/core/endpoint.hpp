@@ -2,10 +2,12 @@
 // fi_ops are ops_fid<EndpointBase>; the provider's class installs the data and CM tables with
 // core::install_endpoint_ops<Self>, lib/core/ops_ep.hpp),
 // bindings to CQs (FI_TRANSMIT / FI_RECV, FI_SELECTIVE_COMPLETION), counters (FI_SEND,
-// FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE), an AV and an EQ; fi_enable
+// FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE), an AV, an EQ and a shared
+// receive context (FI_CLASS_SRX_CTX, where the provider's accepts_srx() says so); fi_enable
 // checks; FI_GETOPSFLAG / FI_SETOPSFLAG. Bindings hold references, released at close.
 // Errors: bind after enable or a second CQ for the same direction -> -FI_EINVAL; an object of
-// another domain -> -FI_EINVAL; unknown flags -> -FI_EBADFLAGS.
+// another domain -> -FI_EINVAL; unknown flags -> -FI_EBADFLAGS; a shared receive context the
+// endpoint cannot use -> -FI_EOPNOTSUPP.
 #pragma once
 #include "lib/core/av.hpp"
 #include "lib/core/cntr.hpp"
@@ -13,6 +15,7 @@
 #include "lib/core/domain.hpp"
 #include "lib/core/eq.hpp"
 #include "lib/core/fid.hpp"
+#include "lib/core/srx.hpp"
 
 namespace pollfab::core {
 
@@ -34,6 +37,8 @@ class EndpointBase : public Object {
   virtual int enable() = 0;
   // Called by close() before bindings are released and the object deleted.
   virtual void teardown() noexcept {}
+  // True if this endpoint can take its receives from a shared receive context.
+  virtual bool accepts_srx() const noexcept { return false; }
 
  protected:
   // Counter bumps for a completed operation (success or error), by kind.
@@ -58,6 +63,7 @@ class EndpointBase : public Object {
   Cntr* rwrite_cntr_ = nullptr;
   Av* av_ = nullptr;
   Eq* eq_ = nullptr;
+  SrxBase* srx_ = nullptr;
   bool enabled_ = false;
 };
 

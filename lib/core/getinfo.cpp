@@ -68,7 +68,8 @@ bool match_rx(fi_rx_attr* c, const fi_rx_attr* h, uint64_t caps, std::string* wh
   return true;
 }
 
-bool match_ep(fi_ep_attr* c, const fi_ep_attr* h, std::string* why) {
+// srx: the candidate's domain offers shared receive contexts (max_ep_srx_ctx > 0).
+bool match_ep(fi_ep_attr* c, const fi_ep_attr* h, bool srx, std::string* why) {
   if (h->type != FI_EP_UNSPEC && h->type != c->type) return fail(why, "ep_attr->type");
   if (h->protocol != FI_PROTO_UNSPEC && h->protocol != c->protocol)
     return fail(why, "ep_attr->protocol");
@@ -85,8 +86,11 @@ bool match_ep(fi_ep_attr* c, const fi_ep_attr* h, std::string* why) {
     return fail(why, "ep_attr->tx_ctx_cnt");
   if (h->rx_ctx_cnt > c->rx_ctx_cnt && h->rx_ctx_cnt != FI_SHARED_CONTEXT)
     return fail(why, "ep_attr->rx_ctx_cnt");
-  if (h->tx_ctx_cnt == FI_SHARED_CONTEXT || h->rx_ctx_cnt == FI_SHARED_CONTEXT)
-    return fail(why, "shared contexts");
+  if (h->tx_ctx_cnt == FI_SHARED_CONTEXT) return fail(why, "shared transmit contexts");
+  if (h->rx_ctx_cnt == FI_SHARED_CONTEXT) {
+    if (!srx) return fail(why, "shared receive contexts");
+    c->rx_ctx_cnt = FI_SHARED_CONTEXT;
+  }
   if (h->auth_key_size) return fail(why, "ep_attr->auth_key");
   return true;
 }
@@ -145,7 +149,8 @@ bool match_info(fi_info* c, const fi_info* h, uint32_t version, std::string* why
   if (h->addr_format != FI_FORMAT_UNSPEC && h->addr_format != c->addr_format)
     return fail(why, "addr_format");
   uint64_t caps = result_caps(c->caps, h->caps);
-  if (h->ep_attr && c->ep_attr && !match_ep(c->ep_attr, h->ep_attr, why)) return false;
+  const bool srx = c->domain_attr && c->domain_attr->max_ep_srx_ctx;
+  if (h->ep_attr && c->ep_attr && !match_ep(c->ep_attr, h->ep_attr, srx, why)) return false;
   if (h->domain_attr && c->domain_attr && !match_domain(c->domain_attr, h->domain_attr, version, why))
     return false;
   // No hints for the domain (api >= 1.5): the provider's supported mr_mode is reported as is.

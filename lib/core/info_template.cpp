@@ -59,7 +59,7 @@ fi_info* make_info(const InfoTemplate& t) {
   d->max_ep_tx_ctx = 1;
   d->max_ep_rx_ctx = 1;
   d->max_ep_stx_ctx = 0;
-  d->max_ep_srx_ctx = 0;
+  d->max_ep_srx_ctx = t.max_ep_srx_ctx;
   d->cntr_cnt = 1024;
   d->mr_iov_limit = 4;
   d->caps = t.domain_caps;

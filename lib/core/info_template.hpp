@@ -26,6 +26,7 @@ struct InfoTemplate {
   size_t rx_size = 1024;          // posted receives
   size_t iov_limit = 4;           // entries per data call
   size_t total_buffered_recv = 0; // bytes of unexpected data buffered
+  size_t max_ep_srx_ctx = 0;      // endpoints one shared receive context serves (0: none)
   uint64_t msg_order = FI_ORDER_SAS;
   fi_threading threading = FI_THREAD_DOMAIN;
   fi_progress data_progress = FI_PROGRESS_MANUAL;

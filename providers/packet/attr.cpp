@@ -13,6 +13,9 @@ fi_info* make_info(core::InfoTemplate t) {
   t.domain_caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
   t.mr_mode = kTransportMrModes;
   t.iov_limit = transport::kMaxIov;
+  // Connected endpoints may share a receive context (providers/packet/srx.hpp); the limit is
+  // the endpoint ids of a port.
+  if (t.type == FI_EP_MSG) t.max_ep_srx_ctx = kMaxSrxEndpoints;
   return core::make_info(t);
 }
 

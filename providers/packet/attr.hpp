@@ -15,6 +15,8 @@ constexpr uint64_t kTransportCaps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_
 // RDM and MSG endpoints add RMA and atomics (fi_rma(3), fi_atomic(3)) with target-side counters.
 constexpr uint64_t kTransportRdmCaps = FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ |
                                        FI_REMOTE_WRITE | FI_RMA_EVENT;
+// Endpoints one shared receive context serves (domain_attr->max_ep_srx_ctx of FI_EP_MSG).
+constexpr size_t kMaxSrxEndpoints = 65535;
 // Memory registration modes the providers can work with (none is required).
 constexpr int kTransportMrModes = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 

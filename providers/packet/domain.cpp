@@ -5,6 +5,7 @@
 #include "lib/core/provider.hpp"
 #include "lib/util/log.hpp"
 #include "providers/packet/endpoint.hpp"
+#include "providers/packet/srx.hpp"
 #include "transport/wire.hpp"
 
 namespace pollfab::providers::packet {
@@ -56,6 +57,19 @@ int TransportDomain::open_endpoint(fi_info* info, fid_ep** ep, uint64_t flags, v
   return 0;
 }
 
+int TransportDomain::srx_ctx(fi_rx_attr* attr, fid_ep** rx, void* context) {
+  if (!rx) return -FI_EINVAL;
+  fi_rx_attr a{};
+  if (attr) a = *attr;
+  else if (info_->rx_attr) a = *info_->rx_attr;
+  if (a.iov_limit > transport::kMaxIov || a.size > kMaxQueueEntries) return -FI_EINVAL;
+  if (!a.size) a.size = info_->rx_attr && info_->rx_attr->size ? info_->rx_attr->size : 1024;
+  if (!a.iov_limit) a.iov_limit = transport::kMaxIov;
+  auto* srx = new TransportSrx(this, a, context);
+  *rx = srx->fid();
+  return 0;
+}
+
 void TransportDomain::render_json(std::string& out) {
   stats::DomainSnapshot d;
   snapshot(d);
@@ -72,6 +86,8 @@ void TransportDomain::snapshot(stats::DomainSnapshot& out) {
     util::Guard<util::MaybeLock> g(lock());
     out.io_count = link_->io_counters(out.io, stats::kMaxIoCounters);
     out.dropped_unknown_ep = link_->dropped_unknown_ep();
+    out.cm_dropped = link_->cm_dropped();
+    out.cm_resets_tx = link_->cm_resets_tx();
     n_eps = link_->receiver_slots();
   }
   out.endpoints.reserve(n_eps);

@@ -41,6 +41,11 @@ class TransportDomain : public core::Domain, public core::stats::Source, public 
   ~TransportDomain() override;
 
   int open_endpoint(fi_info* info, fid_ep** ep, uint64_t flags, void* context) final;
+  // fi_srx_context (fi_endpoint(3)): a shared receive context for this domain's FI_EP_MSG
+  // endpoints (srx.hpp). attr null: the domain info's rx_attr. attr->size 0: that info's
+  // rx_attr->size (1024 without one). Errors: -FI_EINVAL (rx null, iov_limit above
+  // kMaxIov, size above kMaxQueueEntries).
+  int srx_ctx(fi_rx_attr* attr, fid_ep** rx, void* context);
   const core::AddressFormat& address_format() const noexcept override { return fmt_; }
   void progress() noexcept override { link_->progress(); }
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "lib/core/ep_options.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/fabric.hpp"
 #include "lib/core/ops_ep.hpp"
@@ -9,6 +10,8 @@
 #include "lib/core/provider.hpp"
 #include "providers/packet/domain.hpp"
 #include "providers/packet/pep.hpp"
+#include "providers/packet/recv_op.hpp"
+#include "providers/packet/srx.hpp"
 
 namespace pollfab::providers::packet {
 
@@ -102,6 +105,12 @@ void TransportEndpoint::progress() noexcept {
 }
 
 int TransportEndpoint::enable() {
+  if (srx_) {
+    auto* srx = static_cast<TransportSrx*>(srx_);  // the domain's srx_ctx made it
+    util::Guard<util::MaybeLock> g(tdom_->lock());
+    if (!engine_->share_matcher(srx->matcher())) return -FI_EOPBADSTATE;
+    srx->join(*engine_);
+  }
   stats::endpoint_enabled(tdom_);  // starts the stats socket (stats.socket) on first use
   return 0;
 }
@@ -131,6 +140,10 @@ void TransportEndpoint::teardown() noexcept {
   if (ep_id_) tdom_->link().detach(ep_id_);
   if (engine_) log_totals();  // detached: no other thread reaches the engine now
   util::Guard<util::MaybeLock> g(tdom_->lock());
+  if (srx_ && engine_ && engine_->shares_matcher()) {
+    engine_->leave_shared_matcher();  // still bound: cut-short receives reach our CQ
+    static_cast<TransportSrx*>(srx_)->leave(*engine_);
+  }
   engine_.reset();
 }
 
@@ -232,28 +245,17 @@ ssize_t TransportEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tag
 
 ssize_t TransportEndpoint::recv(const core::MsgArgs& a, uint64_t flags, bool tagged) noexcept {
   if (!enabled_) return -FI_EOPBADSTATE;
-  if (a.count > transport::kMaxIov || (a.count && !a.iov)) return -FI_EINVAL;
-  if ((flags & FI_MULTI_RECV) && (flags & (FI_PEEK | FI_CLAIM))) return -FI_EINVAL;
-  if ((flags & FI_DISCARD) && !(flags & (FI_PEEK | FI_CLAIM))) return -FI_EINVAL;
-  util::Guard<util::MaybeLock> g(tdom_->lock());
+  if (srx_) return -FI_EOPNOTSUPP;  // receives go to the shared context
   transport::RecvOp op;
+  if (int r = make_recv_op(a, flags, tagged, !rx_selective_ || (flags & FI_COMPLETION),
+                           min_multi_recv_, op))
+    return r;
+  util::Guard<util::MaybeLock> g(tdom_->lock());
   op.peer = transport::kAnyPeer;
   if ((caps_ & FI_DIRECTED_RECV) && a.addr != FI_ADDR_UNSPEC && !cm_) {
     op.peer = resolve(a.addr);
     if (op.peer == transport::kNoPeer) return -FI_EINVAL;
   }
-  for (size_t i = 0; i < a.count; ++i) op.iov[i] = a.iov[i];
-  op.iov_count = static_cast<uint32_t>(a.count);
-  op.tag = a.tag;
-  op.ignore = a.ignore;
-  op.context = a.context;
-  op.min_multi_recv = min_multi_recv_;
-  op.flags = (tagged ? transport::kOpTagged : 0) |
-             ((!rx_selective_ || (flags & FI_COMPLETION)) ? transport::kOpCompletion : 0) |
-             ((flags & FI_MULTI_RECV) ? transport::kOpMultiRecv : 0) |
-             ((flags & FI_PEEK) ? transport::kOpPeek : 0) |
-             ((flags & FI_CLAIM) ? transport::kOpClaim : 0) |
-             ((flags & FI_DISCARD) ? transport::kOpDiscard : 0);
   return -core::fi_errno_of(engine_->recv(op));
 }
 
@@ -345,22 +347,12 @@ int TransportEndpoint::getopt(int level, int name, void* val, size_t* len) noexc
   const bool cm_size = name == FI_OPT_CM_DATA_SIZE && cm_;
   if (level != FI_OPT_ENDPOINT || (name != FI_OPT_MIN_MULTI_RECV && !cm_size))
     return -FI_ENOPROTOOPT;
-  if (!val || !len) return -FI_EINVAL;
-  if (*len < sizeof(size_t)) {
-    *len = sizeof(size_t);
-    return -FI_ETOOSMALL;
-  }
-  const size_t v = cm_size ? transport::wire::kMaxCmData : min_multi_recv_;
-  std::memcpy(val, &v, sizeof(size_t));
-  *len = sizeof(size_t);
-  return 0;
+  return core::get_size_option(cm_size ? transport::wire::kMaxCmData : min_multi_recv_, val, len);
 }
 
 int TransportEndpoint::setopt(int level, int name, const void* val, size_t len) noexcept {
   if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV) return -FI_ENOPROTOOPT;
-  if (!val || len != sizeof(size_t)) return -FI_EINVAL;
-  std::memcpy(&min_multi_recv_, val, sizeof(size_t));
-  return 0;
+  return core::set_size_option(min_multi_recv_, val, len);
 }
 
 int TransportEndpoint::getname(void* addr, size_t* addrlen) noexcept {

@@ -44,10 +44,16 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   transport::Engine* engine_ptr() noexcept { return engine_.get(); }
   int enable() override;
   void teardown() noexcept override;
+  // FI_EP_MSG endpoints may take their receives from a shared receive context (srx.hpp): bound
+  // before fi_enable, which makes the engine match against the context's queues; fi_recv on
+  // the endpoint itself is then -FI_EOPNOTSUPP. fi_enable: -FI_EOPBADSTATE if a message
+  // arrived before it (nothing may be lost by the switch).
+  bool accepts_srx() const noexcept override { return cm_ != nullptr; }
   // Receiver (the port's demultiplexer calls these under the lock).
   void on_packet(transport::PacketBuf& pkt, uint64_t rx_ns) noexcept override;
   void progress() noexcept override;
   TransportEndpoint* endpoint() noexcept override { return this; }
+  uint64_t cm_drops() const noexcept override { return cm_ ? cm_->drops() : 0; }
   void on_completion(const transport::Completion& c) noexcept override;
 
   // Data path: the members core's ops tables call (lib/core/ops_msg.hpp, ops_ep.hpp; this

@@ -80,9 +80,9 @@ Link::~Link() {
   if (util::log_enabled(prov_.c_str(), util::LogLevel::Info, util::LogSubsys::Domain)) {
     try {
       stats::Counter c[stats::kMaxIoCounters];
-      PF_LOG(prov_.c_str(), Info, Domain, "{}: {} dropped_unknown_ep={} resets_tx={} assist_runs={}",
+      PF_LOG(prov_.c_str(), Info, Domain, "{}: {} dropped_unknown_ep={} cm_dropped={} cm_resets_tx={} assist_runs={}",
              label_, stats::format_counters(c, io_->counters(c, stats::kMaxIoCounters)),
-             drop_unknown_ep_, resets_tx_, assist_runs());
+             drop_unknown_ep_, cm_dropped(), resets_tx_, assist_runs());
     } catch (...) {
     }
   }
@@ -154,7 +154,16 @@ uint16_t Link::attach(Receiver* r, uint16_t wanted) {
 
 void Link::detach(uint16_t ep_id) noexcept {
   util::Guard<util::MaybeLock> g(lock_);
-  if (ep_id < rx_.size()) rx_[ep_id] = nullptr;
+  if (ep_id >= rx_.size() || !rx_[ep_id]) return;
+  cm_drops_closed_ += rx_[ep_id]->cm_drops();
+  rx_[ep_id] = nullptr;
+}
+
+uint64_t Link::cm_dropped() const noexcept {
+  uint64_t n = cm_drops_closed_;
+  for (const Receiver* r : rx_)
+    if (r) n += r->cm_drops();
+  return n;
 }
 
 bool Link::move(uint16_t from, uint16_t to) {

@@ -44,6 +44,8 @@ class Receiver {
   virtual void progress() noexcept = 0;
   // The endpoint behind this receiver, if it is one (stats snapshots).
   virtual TransportEndpoint* endpoint() noexcept { return nullptr; }
+  // Connection packets it dropped (malformed, stale, another connection's; under the lock).
+  virtual uint64_t cm_drops() const noexcept { return 0; }
 };
 
 class Link {
@@ -90,6 +92,10 @@ class Link {
   // I/O counters (under the lock). Returns how many it wrote.
   size_t io_counters(util::Counter* out, size_t max) const noexcept { return io_->counters(out, max); }
   uint64_t dropped_unknown_ep() const noexcept { return drop_unknown_ep_; }
+  // Connection packets dropped by the port's endpoints and listeners, those closed included
+  // (under the lock); RESETs the port sent for unknown endpoint ids.
+  uint64_t cm_dropped() const noexcept;
+  uint64_t cm_resets_tx() const noexcept { return resets_tx_; }
   uint64_t assist_runs() const noexcept { return assist_.runs(); }
 
  private:
@@ -109,6 +115,7 @@ class Link {
   std::vector<Receiver*> rx_;                           // index = endpoint id; 0 unused
   uint64_t drop_unknown_ep_ = 0;
   uint64_t resets_tx_ = 0;
+  uint64_t cm_drops_closed_ = 0;  // cm_drops() of receivers that detached
   // The last RESET's route (a fault layer holding that packet late keeps pointing here; a later
   // RESET may redirect it, and its receiver drops it by conn_id: harmless).
   transport::Route reset_route_;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <random>
 
+#include "lib/core/ep_options.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/info_alloc.hpp"
 #include "lib/core/ops_ep.hpp"
@@ -116,14 +117,7 @@ int TransportPep::setname(const void* addr, size_t addrlen) {
 
 int TransportPep::getopt(int level, int name, void* val, size_t* len) {
   if (level != FI_OPT_ENDPOINT || name != FI_OPT_CM_DATA_SIZE) return -FI_ENOPROTOOPT;
-  if (*len < sizeof(size_t)) {
-    *len = sizeof(size_t);
-    return -FI_ETOOSMALL;
-  }
-  const size_t v = transport::wire::kMaxCmData;
-  std::memcpy(val, &v, sizeof v);
-  *len = sizeof v;
-  return 0;
+  return core::get_size_option(transport::wire::kMaxCmData, val, len);
 }
 
 void TransportPep::on_packet(transport::PacketBuf& pkt, uint64_t) noexcept {

@@ -106,8 +106,10 @@ void render_json(const DomainSnapshot& d, std::string& o) {
   json_string(o, d.domain);
   o += ",\"io\":{";
   json_counters(o, d.io, d.io_count);
-  o += fmt::format("}},\"dropped_unknown_ep\":{},\"assist_runs\":{},\"endpoints\":[",
-                   d.dropped_unknown_ep, d.assist_runs);
+  o += fmt::format(
+      "}},\"dropped_unknown_ep\":{},\"cm_dropped\":{},\"cm_resets_tx\":{},\"assist_runs\":{},"
+      "\"endpoints\":[",
+      d.dropped_unknown_ep, d.cm_dropped, d.cm_resets_tx, d.assist_runs);
   for (size_t ei = 0; ei < d.endpoints.size(); ++ei) {
     const EndpointSnapshot& e = d.endpoints[ei];
     o += fmt::format("{}{{\"id\":{},\"type\":\"{}\",\"name\":", ei ? "," : "", e.id,

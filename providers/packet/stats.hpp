@@ -9,7 +9,7 @@
 // A domain is a stats source (core::stats::Source) while it has an enabled endpoint and its
 // config has stats.socket (default true; FI_<PROV>_STATS_SOCKET); its JSON object:
 //   {"provider":"udp", "domain":"udp-127.0.0.1", "io":{<I/O counters>},
-//    "dropped_unknown_ep":N, "assist_runs":N,
+//    "dropped_unknown_ep":N, "cm_dropped":N, "cm_resets_tx":N, "assist_runs":N,
 //    "endpoints":[{"id":1, "type":"rdm"|"dgram", "name":"fi_udp://...",
 //                  "stats":{<EngineStats, field names>},
 //                  "peers":[{"addr":"fi_udp://...", "fi_addr":N|null, "dead":false,
@@ -55,6 +55,8 @@ struct DomainSnapshot {
   Counter io[kMaxIoCounters] = {};
   size_t io_count = 0;
   uint64_t dropped_unknown_ep = 0;
+  uint64_t cm_dropped = 0;    // connection packets dropped by the port's endpoints/listeners
+  uint64_t cm_resets_tx = 0;  // RESETs sent for unknown endpoint ids
   uint64_t assist_runs = 0;
   std::vector<EndpointSnapshot> endpoints;
 };

@@ -269,6 +269,107 @@ TEST_F(StatsTest, SocketRemovedAtExit) {
   EXPECT_FALSE(exists(buf));
 }
 
+// Connection management is observable: with every packet duplicated (fault.dup = 1) the
+// duplicates of a handshake are dropped and counted (cm_dropped), and a connect to an endpoint
+// id nobody has on the server's port is answered with RESET (cm_resets_tx).
+TEST_F(StatsTest, ConnectionPacketsDroppedAndResetsCounted) {
+  setenv("FI_UDP_FAULT_DUP", "1.0", 1);
+  fi_info* hints = fi_allocinfo();
+  hints->fabric_attr->prov_name = strdup("udp");
+  hints->ep_attr->type = FI_EP_MSG;
+  hints->caps = FI_MSG;
+  fi_info* info = nullptr;
+  ASSERT_EQ(fi_getinfo(fi_version(), nullptr, nullptr, 0, hints, &info), 0);
+  fi_freeinfo(hints);
+  fid_fabric* fabric = nullptr;
+  fid_eq* eq = nullptr;
+  fid_pep* pep = nullptr;
+  fid_domain *cdom = nullptr, *sdom = nullptr;
+  Ep c, c2, srv;
+  ASSERT_EQ(fi_fabric(info->fabric_attr, &fabric, nullptr), 0);
+  fi_eq_attr ea{};
+  ASSERT_EQ(fi_eq_open(fabric, &ea, &eq, nullptr), 0);
+  ASSERT_EQ(fi_passive_ep(fabric, info, &pep, nullptr), 0);
+  ASSERT_EQ(fi_pep_bind(pep, &eq->fid, 0), 0);
+  ASSERT_EQ(fi_listen(pep), 0);
+  uint8_t name[24];
+  size_t len = sizeof name;
+  ASSERT_EQ(fi_getname(&pep->fid, name, &len), 0);
+  ASSERT_EQ(fi_domain(fabric, info, &cdom, nullptr), 0);  // a port of its own: faults apply
+  auto open_msg_ep = [&](fid_domain* d, fi_info* i, Ep& e) {
+    fi_cq_attr ca{};
+    ca.format = FI_CQ_FORMAT_MSG;
+    ASSERT_EQ(fi_cq_open(d, &ca, &e.cq, nullptr), 0);
+    ASSERT_EQ(fi_endpoint(d, i, &e.ep, nullptr), 0);
+    ASSERT_EQ(fi_ep_bind(e.ep, &e.cq->fid, FI_TRANSMIT | FI_RECV), 0);
+    ASSERT_EQ(fi_ep_bind(e.ep, &eq->fid, 0), 0);
+    ASSERT_EQ(fi_enable(e.ep), 0);
+  };
+  // Reads EQ events (progressing through the CQs) until one of `want` (or an error) arrives.
+  auto wait_event = [&](uint32_t want, fi_eq_cm_entry& cm) -> int {
+    for (int spins = 0; spins < 4'000'000; ++spins) {
+      uint32_t ev = 0;
+      ssize_t r = fi_eq_read(eq, &ev, &cm, sizeof cm, 0);
+      if (r == -FI_EAVAIL) {
+        fi_eq_err_entry err{};
+        fi_eq_readerr(eq, &err, 0);
+        return -err.err;
+      }
+      if (r > 0 && ev == want) return 0;
+      fi_cq_msg_entry e;
+      for (Ep* x : {&c, &c2, &srv})
+        if (x->cq) fi_cq_read(x->cq, &e, 0);
+    }
+    return -FI_EAGAIN;
+  };
+  open_msg_ep(cdom, info, c);
+  ASSERT_EQ(fi_connect(c.ep, name, nullptr, 0), 0);
+  fi_eq_cm_entry cm{};
+  ASSERT_EQ(wait_event(FI_CONNREQ, cm), 0);
+  ASSERT_EQ(fi_domain(fabric, cm.info, &sdom, nullptr), 0);  // the listener's port
+  open_msg_ep(sdom, cm.info, srv);
+  fi_freeinfo(cm.info);
+  ASSERT_EQ(fi_accept(srv.ep, nullptr, 0), 0);
+  ASSERT_EQ(wait_event(FI_CONNECTED, cm), 0);
+  ASSERT_EQ(wait_event(FI_CONNECTED, cm), 0);
+  // Endpoint id 999 of the server's port: nobody.
+  uint8_t nobody[24];
+  std::memcpy(nobody, name, sizeof nobody);
+  nobody[16] = 999 >> 8, nobody[17] = 999 & 0xff;
+  open_msg_ep(cdom, info, c2);
+  ASSERT_EQ(fi_connect(c2.ep, nobody, nullptr, 0), 0);
+  EXPECT_EQ(wait_event(FI_CONNECTED, cm), -FI_ECONNREFUSED);
+
+  uint64_t dropped = 0, resets = 0;
+  for (const stats::DomainSnapshot& d : stats::snapshot_all()) {
+    dropped += d.cm_dropped;
+    resets += d.cm_resets_tx;
+  }
+  EXPECT_GT(dropped, 0u);  // the duplicates
+  EXPECT_GE(resets, 1u);   // (duplicated too: one per copy of the request)
+  std::string doc, err;
+  ASSERT_TRUE(read_socket(core_stats::socket_path(), doc));
+  Json j;
+  ASSERT_TRUE(parse_json(doc, j, err)) << err;
+  uint64_t json_resets = 0;
+  for (const Json& d : j.get("domains")->items) {
+    ASSERT_NE(d.get("cm_dropped"), nullptr);
+    json_resets += d.get("cm_resets_tx")->u64();
+  }
+  EXPECT_GE(json_resets, 1u);
+
+  for (Ep* x : {&c, &c2, &srv}) {
+    if (x->ep) fi_close(&x->ep->fid);
+    if (x->cq) fi_close(&x->cq->fid);
+  }
+  fi_close(&pep->fid);
+  for (fid_domain* d : {cdom, sdom}) fi_close(&d->fid);
+  fi_close(&eq->fid);
+  fi_close(&fabric->fid);
+  fi_freeinfo(info);
+  unsetenv("FI_UDP_FAULT_DUP");
+}
+
 TEST(StatsFormat, CountersAndAddresses) {
   pollfab::transport::EngineStats s;
   s.tx_pkts = 3;

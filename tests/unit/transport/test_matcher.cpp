@@ -66,10 +66,9 @@ TEST(Matcher, UnexpectedMessagesMatchInArrivalOrderWithinTheBudget) {
   EXPECT_EQ(m.match_unexpected(op), nullptr);
   op.ignore = 0x1;
   EXPECT_EQ(m.match_unexpected(op), a);
-  EXPECT_FALSE(m.take_budget_freed());
+  const uint64_t epoch = m.budget_epoch();
   m.free_unexpected(b);
-  EXPECT_TRUE(m.take_budget_freed());
-  EXPECT_FALSE(m.take_budget_freed());  // reported once
+  EXPECT_EQ(m.budget_epoch(), epoch + 1);  // each engine compares with the epoch it last saw
   EXPECT_GT(m.unexpected_free_bytes(), 1000u);
   m.free_unexpected(a);
   EXPECT_EQ(m.unexpected_free_bytes(), budget);
@@ -166,6 +165,23 @@ TEST(Matcher, PeekClaimAndTakeClaimed) {
   EXPECT_EQ(m.take_claimed(&ctx), nullptr);
   m.claim(u, &ctx);
   EXPECT_EQ(m.unexpected_count(), 1u);    // the destructor frees claimed messages too
+}
+
+TEST(Matcher, FreeOwnedFreesOnlyThatEnginesMessages) {
+  Matcher m(4, 1 << 20);
+  int engine_a, engine_b;
+  UnexEntry* a1 = m.new_unexpected(0, 0, 0, 0, 10, &engine_a);
+  UnexEntry* b1 = m.new_unexpected(0, 0, 0, 0, 20, &engine_b);
+  UnexEntry* a2 = m.new_unexpected(0, wire::kTagged, 7, 0, 30, &engine_a);
+  ASSERT_TRUE(a1 && b1 && a2);
+  int ctx;
+  m.claim(a2, &ctx);
+  m.free_owned(&engine_a);  // queued and claimed alike
+  EXPECT_EQ(m.unexpected_count(), 1u);
+  RecvOp op;  // untagged, any peer: only b's message is left
+  EXPECT_EQ(m.find_unexpected(op), b1);
+  EXPECT_EQ(m.take_claimed(&ctx), nullptr);
+  EXPECT_FALSE(m.empty());
 }
 
 }  // namespace
