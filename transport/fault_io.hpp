@@ -74,6 +74,10 @@ class FaultIo final : public PacketIoFilter {
   uint16_t rx_burst(PacketBuf* out, uint16_t n) noexcept override;
   void service() noexcept override;
   size_t counters(util::Counter* out, size_t max) const noexcept override;
+  // Held packets are released by service() when due: a sleeper wakes for the first of them.
+  uint64_t next_wait_ns() const noexcept override {
+    return std::min(held_.next_due_ns(), inner_.next_wait_ns());
+  }
 
   // Sends the held packets whose time has come (also done by tx_burst, rx_burst, service).
   void release_due() noexcept;

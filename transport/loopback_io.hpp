@@ -32,6 +32,8 @@ class LoopbackIo final : public PacketIoFilter {
   }
   uint16_t rx_burst(PacketBuf* out, uint16_t n) noexcept override;
   size_t counters(util::Counter* out, size_t max) const noexcept override;
+  // Local packets in the ring never show on the wrapped layer's descriptor.
+  bool prepare_wait() noexcept override { return queued() == 0 && inner_.prepare_wait(); }
 
   uint32_t queued() const noexcept { return tail_ - head_; }
   uint64_t looped_packets() const noexcept { return looped_; }

@@ -90,6 +90,15 @@ class PacketIo {
   // Time-driven work of the I/O layer (held fault packets, device tx cleanup); called from
   // every progress. Never blocks.
   virtual void service() noexcept {}
+  // Sleeping (blocking reads, fi_trywait, automatic progress; lib/core/waiter.hpp). wait_fd():
+  // a descriptor that polls readable while rx_burst() has packets to give (-1: none; a sleeper
+  // then naps). prepare_wait(), called just before sleeping on it: false if the layer holds
+  // packets the descriptor cannot show (a loopback ring, held faults) or could not arm its
+  // wake-up (DPDK Rx interrupts); the caller then progresses again instead of sleeping.
+  // next_wait_ns(): when a held packet is due (monotonic ns; UINT64_MAX: none).
+  virtual int wait_fd() const noexcept { return -1; }
+  virtual bool prepare_wait() noexcept { return false; }
+  virtual uint64_t next_wait_ns() const noexcept { return UINT64_MAX; }
   // A second packet with pkt's bytes, for one more transmission (the fault layer's duplicate).
   // Default: a new buffer with the head bytes copied and attached memory attached again under
   // the same pin (or copied if that fails). A layer may instead hand out a second reference to

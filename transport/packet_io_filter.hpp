@@ -25,6 +25,9 @@ class PacketIoFilter : public PacketIo {
   void resolve(const HostAddr& host, Route& route) noexcept override { inner_.resolve(host, route); }
   uint16_t rx_burst(PacketBuf* out, uint16_t n) noexcept override { return inner_.rx_burst(out, n); }
   void service() noexcept override { inner_.service(); }
+  int wait_fd() const noexcept override { return inner_.wait_fd(); }
+  bool prepare_wait() noexcept override { return inner_.prepare_wait(); }
+  uint64_t next_wait_ns() const noexcept override { return inner_.next_wait_ns(); }
   size_t counters(util::Counter* out, size_t max) const noexcept override {
     return inner_.counters(out, max);
   }

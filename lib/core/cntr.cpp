@@ -1,7 +1,5 @@
 #include "lib/core/cntr.hpp"
 
-#include <sched.h>
-
 #include "lib/core/ops_fid.hpp"
 #include "lib/core/ops_queues.hpp"
 #include "lib/util/clock.hpp"
@@ -10,15 +8,11 @@ namespace pollfab::core {
 int Cntr::validate(const fi_cntr_attr* attr) noexcept {
   if (!attr) return 0;
   if (attr->events != FI_CNTR_EVENTS_COMP) return -FI_ENOSYS;
-  switch (attr->wait_obj) {
-    case FI_WAIT_NONE: case FI_WAIT_UNSPEC: case FI_WAIT_YIELD: break;
-    default: return -FI_ENOSYS;
-  }
-  return 0;
+  return Waiter::validate(attr->wait_obj);
 }
 
-Cntr::Cntr(Object* owner, Progressable* progress, const fi_cntr_attr*, void* context)
-    : owner_(owner), progress_(progress) {
+Cntr::Cntr(Object* owner, Progressable* progress, const fi_cntr_attr* attr, void* context)
+    : owner_(owner), progress_(progress), waiter_(attr ? attr->wait_obj : FI_WAIT_NONE) {
   init_fid(box_, FI_CLASS_CNTR, context, &ops_fid<Cntr>);
   box_.fid.ops = &ops_cntr<Cntr>;
   owner_->ref();
@@ -26,6 +20,7 @@ Cntr::Cntr(Object* owner, Progressable* progress, const fi_cntr_attr*, void* con
 
 int Cntr::close() {
   if (refs()) return -FI_EBUSY;
+  waiter_.close();
   owner_->unref();
   delete this;
   return 0;
@@ -42,15 +37,35 @@ uint64_t Cntr::readerr() noexcept {
 }
 
 int Cntr::wait(uint64_t threshold, int timeout_ms) noexcept {
-  uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
-                                     : util::monotonic_ns() + uint64_t(timeout_ms) * 1000000ull;
-  uint64_t errs = err_.load();
-  for (uint32_t spins = 0;; ++spins) {
-    if (read() >= threshold) return 0;
-    if (err_.load() != errs) return -FI_EAVAIL;
-    if (util::monotonic_ns() >= deadline) return -FI_ETIMEDOUT;
-    if ((spins & 63) == 63) sched_yield();
+  const uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
+                                           : util::monotonic_ns() + uint64_t(timeout_ms) * 1000000ull;
+  const uint64_t errs = err_.load();
+  bool reached = false;
+  const int w = waiter_.block(progress_, deadline, [&] {
+    reached = read() >= threshold;
+    return reached || err_.load() != errs;
+  });
+  if (w == -FI_EAGAIN) return -FI_ETIMEDOUT;
+  if (w) return w;
+  return reached ? 0 : -FI_EAVAIL;
+}
+
+int Cntr::control(int command, void* arg) {
+  switch (command) {
+    case FI_GETWAIT: return waiter_.get_wait(arg, progress_ ? progress_->wait_fd() : -1);
+    case FI_GETWAITOBJ:
+      if (!arg) return -FI_EINVAL;
+      *static_cast<fi_wait_obj*>(arg) = waiter_.kind();
+      return 0;
+    default: return -FI_ENOSYS;
   }
+}
+
+int Cntr::trywait() noexcept {
+  if (!waiter_.native()) return -FI_EINVAL;
+  waiter_.arm_app();
+  if (progress_ && !progress_->prepare_wait()) return -FI_EAGAIN;
+  return 0;
 }
 
 }  // namespace pollfab::core

@@ -1,11 +1,13 @@
 // Cntr: the provider-neutral counter (fi_cntr(3)): read, readerr, add, set, adderr, seterr,
-// wait with a timeout. Providers bump it with inc()/inc_err() as operations complete.
+// wait with a timeout, its wait object (lib/core/waiter.hpp: fi_control FI_GETWAIT /
+// FI_GETWAITOBJ, fi_trywait). Providers bump it with inc()/inc_err() as operations complete.
 // Thread-safety: MT-safe (atomics). Under manual progress read/wait drive the domain.
 #pragma once
 #include <atomic>
 
 #include "lib/core/fid.hpp"
 #include "lib/core/progress.hpp"
+#include "lib/core/waiter.hpp"
 
 namespace pollfab::core {
 
@@ -17,23 +19,37 @@ class Cntr final : public Object {
   int close() override;
   Object* owner() const noexcept { return owner_; }
 
-  void inc() noexcept { value_.fetch_add(1, std::memory_order_release); }
-  void inc_err() noexcept { err_.fetch_add(1, std::memory_order_release); }
+  void inc() noexcept {
+    value_.fetch_add(1, std::memory_order_release);
+    waiter_.notify();
+  }
+  void inc_err() noexcept {
+    err_.fetch_add(1, std::memory_order_release);
+    waiter_.notify();
+  }
   uint64_t read() noexcept;
   uint64_t readerr() noexcept;
-  int add(uint64_t v) noexcept { value_.fetch_add(v); return 0; }
-  int set(uint64_t v) noexcept { value_.store(v); return 0; }
-  int adderr(uint64_t v) noexcept { err_.fetch_add(v); return 0; }
-  int seterr(uint64_t v) noexcept { err_.store(v); return 0; }
-  // Waits until value >= threshold (0), an error count change (-FI_EAVAIL) or timeout ms
-  // (-FI_ETIMEDOUT); -1 waits forever.
+  int add(uint64_t v) noexcept { value_.fetch_add(v); waiter_.notify(); return 0; }
+  int set(uint64_t v) noexcept { value_.store(v); waiter_.notify(); return 0; }
+  int adderr(uint64_t v) noexcept { err_.fetch_add(v); waiter_.notify(); return 0; }
+  int seterr(uint64_t v) noexcept { err_.store(v); waiter_.notify(); return 0; }
+  // fi_cntr_wait: blocks (lib/core/waiter.hpp) until value >= threshold (0), an error count
+  // change (-FI_EAVAIL) or timeout ms (-FI_ETIMEDOUT; -1 waits forever); -FI_EINTR (a signal
+  // handler ran), -FI_ECANCELED (the counter is closing).
   int wait(uint64_t threshold, int timeout_ms) noexcept;
+  // fi_control FI_GETWAIT / FI_GETWAITOBJ; others -FI_ENOSYS.
+  int control(int command, void* arg);
+  // fi_trywait: 0 (block on the FI_GETWAIT object: any change wakes it), -FI_EAGAIN (the
+  // domain's wait source could not arm), -FI_EINVAL (no native wait object).
+  int trywait() noexcept;
+  fi_wait_obj wait_kind() const noexcept { return waiter_.kind(); }
 
  private:
   FidBox<fid_cntr> box_;
   Object* owner_;
   Progressable* progress_;
   std::atomic<uint64_t> value_{0}, err_{0};
+  Waiter waiter_;
 };
 
 }  // namespace pollfab::core

@@ -1,7 +1,5 @@
 #include "lib/core/cq.hpp"
 
-#include <sched.h>
-
 #include <cstring>
 
 #include "lib/core/errors.hpp"
@@ -27,17 +25,14 @@ size_t entry_size(fi_cq_format f) {
 int Cq::validate(const fi_cq_attr* attr) noexcept {
   if (!attr) return -FI_EINVAL;
   if (attr->format != FI_CQ_FORMAT_UNSPEC && entry_size(attr->format) == 0) return -FI_ENOSYS;
-  switch (attr->wait_obj) {
-    case FI_WAIT_NONE: case FI_WAIT_UNSPEC: case FI_WAIT_YIELD: break;
-    default: return -FI_ENOSYS;  // FD/mutex/set waits: not yet
-  }
+  if (int r = Waiter::validate(attr->wait_obj)) return r;  // FI_WAIT_SET: not yet
   if (attr->flags & ~(FI_AFFINITY)) return -FI_EINVAL;
   return 0;
 }
 
 Cq::Cq(Object* owner, Progressable* progress, const fi_cq_attr& attr, uint32_t api_version,
        bool thread_safe, void* context)
-    : owner_(owner), progress_(progress), api_version_(api_version) {
+    : owner_(owner), progress_(progress), api_version_(api_version), waiter_(attr.wait_obj) {
   format_ = attr.format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT : attr.format;
   entry_size_ = entry_size(format_);
   ring_.reset(static_cast<uint32_t>(attr.size ? std::min<size_t>(attr.size, 1u << 20) : 1024));
@@ -49,30 +44,59 @@ Cq::Cq(Object* owner, Progressable* progress, const fi_cq_attr& attr, uint32_t a
 
 int Cq::close() {
   if (refs()) return -FI_EBUSY;
+  waiter_.close();  // a thread blocked in sread returns -FI_ECANCELED before we go
   owner_->unref();
   delete this;
   return 0;
 }
 
-int Cq::control(int command, void* arg) { return -FI_ENOSYS; }
+int Cq::control(int command, void* arg) {
+  switch (command) {
+    case FI_GETWAIT: return waiter_.get_wait(arg, progress_ ? progress_->wait_fd() : -1);
+    case FI_GETWAITOBJ:
+      if (!arg) return -FI_EINVAL;
+      *static_cast<fi_wait_obj*>(arg) = waiter_.kind();
+      return 0;
+    default: return -FI_ENOSYS;
+  }
+}
+
+int Cq::trywait() noexcept {
+  if (!waiter_.native()) return -FI_EINVAL;
+  waiter_.arm_app();
+  {
+    util::Guard<util::MaybeLock> g(lock_);
+    if (!ring_.empty() || !errors_.empty()) return -FI_EAGAIN;
+  }
+  if (signaled_.load()) return -FI_EAGAIN;
+  if (progress_ && !progress_->prepare_wait()) return -FI_EAGAIN;
+  return 0;
+}
 
 void Cq::push(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t data,
               uint64_t tag, fi_addr_t src) noexcept {
   Entry e{op_context, flags, len, buf, data, tag, src};
-  util::Guard<util::MaybeLock> g(lock_);
-  if (overflow_.empty() && ring_.push(e)) return;
-  try {
-    overflow_.push_back(e);
-  } catch (...) {
+  {
+    util::Guard<util::MaybeLock> g(lock_);
+    if (!overflow_.empty() || !ring_.push(e)) {
+      try {
+        overflow_.push_back(e);
+      } catch (...) {
+      }
+    }
   }
+  waiter_.notify();
 }
 
 void Cq::push_error(const fi_cq_err_entry& err) noexcept {
-  util::Guard<util::MaybeLock> g(lock_);
-  try {
-    errors_.push_back(err);
-  } catch (...) {
+  {
+    util::Guard<util::MaybeLock> g(lock_);
+    try {
+      errors_.push_back(err);
+    } catch (...) {
+    }
   }
+  waiter_.notify();
 }
 
 void Cq::write_entry(void* dst, const Entry& e) const noexcept {
@@ -142,19 +166,19 @@ ssize_t Cq::readerr(fi_cq_err_entry* buf, uint64_t flags) noexcept {
 }
 
 ssize_t Cq::sread(void* buf, size_t count, fi_addr_t* src_addr, int timeout_ms) noexcept {
-  uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
-                                     : util::monotonic_ns() + uint64_t(timeout_ms) * 1000000ull;
-  for (uint32_t spins = 0;; ++spins) {
-    ssize_t r = read(buf, count, src_addr);
-    if (r != -FI_EAGAIN) return r;
-    if (signaled_.exchange(false)) return -FI_EAGAIN;
-    if (util::monotonic_ns() >= deadline) return -FI_EAGAIN;
-    if ((spins & 63) == 63) sched_yield();
-  }
+  const uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
+                                           : util::monotonic_ns() + uint64_t(timeout_ms) * 1000000ull;
+  ssize_t r = -FI_EAGAIN;
+  const int w = waiter_.block(progress_, deadline, [&] {
+    r = read(buf, count, src_addr);
+    return r != -FI_EAGAIN || signaled_.exchange(false);  // fi_cq_signal: -FI_EAGAIN now
+  });
+  return w == 0 ? r : w;
 }
 
 int Cq::signal() noexcept {
   signaled_.store(true);
+  waiter_.notify();
   return 0;
 }
 

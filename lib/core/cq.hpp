@@ -1,7 +1,9 @@
 // Cq: the provider-neutral completion queue (fi_cq(3)) in all four formats (CONTEXT, MSG,
 // DATA, TAGGED; UNSPEC means CONTEXT), with readfrom (FI_SOURCE addresses), an ordered error
 // queue (readerr with the api >= 1.5 err_data rules and the 1.0 layout for older callers),
-// sread with a timeout, signal and strerror.
+// sread with a timeout, signal and strerror, and its wait object (lib/core/waiter.hpp):
+// wait_obj FI_WAIT_NONE, UNSPEC, FD, MUTEX_COND or YIELD; fi_control FI_GETWAIT/FI_GETWAITOBJ;
+// fi_trywait.
 //
 // Providers write entries with push()/push_error() (hot path: no allocation unless the ring
 // of `size` entries overflows, then a cold overflow list). Reads return -FI_EAVAIL while an
@@ -14,6 +16,7 @@
 
 #include "lib/core/fid.hpp"
 #include "lib/core/progress.hpp"
+#include "lib/core/waiter.hpp"
 #include "lib/util/ring.hpp"
 #include "lib/util/spinlock.hpp"
 
@@ -41,8 +44,17 @@ class Cq final : public Object {
 
   ssize_t read(void* buf, size_t count, fi_addr_t* src_addr) noexcept;
   ssize_t readerr(fi_cq_err_entry* buf, uint64_t flags) noexcept;
+  // fi_cq_sread: blocks (without spinning past the waiter's poll budget, driving the domain's
+  // progress as it wakes) until an entry or error is queued, fi_cq_signal, or timeout_ms
+  // (-1: none) passes. Returns what read() returns, -FI_EAGAIN (timeout, signal), -FI_EINTR
+  // (a signal handler ran), -FI_ECANCELED (the CQ is closing).
   ssize_t sread(void* buf, size_t count, fi_addr_t* src_addr, int timeout_ms) noexcept;
   int signal() noexcept;
+  // fi_trywait (fi_poll(3)): 0 if the application may block on the FI_GETWAIT object now;
+  // -FI_EAGAIN if entries or errors are queued or the domain's wait source could not arm
+  // (read and try again); -FI_EINVAL if the CQ has no native wait object (NONE, YIELD).
+  int trywait() noexcept;
+  fi_wait_obj wait_kind() const noexcept { return waiter_.kind(); }
   size_t pending() noexcept;  // successful entries queued (tests)
 
   struct Entry {
@@ -70,6 +82,7 @@ class Cq final : public Object {
   std::deque<fi_cq_err_entry> errors_;
   fi_cq_err_entry last_err_{};  // storage behind err_data handed to the application
   std::atomic<bool> signaled_{false};
+  Waiter waiter_;
 };
 
 // The 1.0 layout of fi_cq_err_entry (before err_data_size), for api_version < 1.5 callers.

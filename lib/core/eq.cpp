@@ -4,11 +4,18 @@
 #include "lib/core/ops_fid.hpp"
 #include "lib/core/ops_queues.hpp"
 
-#include <chrono>
 #include <cstring>
 
 namespace pollfab::core {
-Eq::Eq(Object* owner, const fi_eq_attr* attr, void* context) : owner_(owner) {
+namespace {
+// The EQ's own sleeps need a native object even when the application asked for none.
+fi_wait_obj internal_kind(const fi_eq_attr* attr) {
+  return !attr || attr->wait_obj == FI_WAIT_NONE ? FI_WAIT_UNSPEC : attr->wait_obj;
+}
+}  // namespace
+
+Eq::Eq(Object* owner, const fi_eq_attr* attr, void* context)
+    : owner_(owner), waiter_(internal_kind(attr)) {
   if (attr) attr_ = *attr;
   init_fid(box_, FI_CLASS_EQ, context, &ops_fid<Eq>);
   box_.fid.ops = &ops_eq<Eq>;
@@ -17,14 +24,30 @@ Eq::Eq(Object* owner, const fi_eq_attr* attr, void* context) : owner_(owner) {
 
 int Eq::close() {
   if (refs()) return -FI_EBUSY;
+  waiter_.close();
   if (owner_) owner_->unref();
   delete this;
   return 0;
 }
 
 int Eq::control(int command, void* arg) {
-  if (command == FI_GETWAIT) return -FI_ENOSYS;
-  return -FI_ENOSYS;
+  switch (command) {
+    case FI_GETWAIT:
+      if (attr_.wait_obj == FI_WAIT_NONE) return -FI_ENODATA;
+      return waiter_.get_wait(arg, -1);
+    case FI_GETWAITOBJ:
+      if (!arg) return -FI_EINVAL;
+      *static_cast<fi_wait_obj*>(arg) = attr_.wait_obj;
+      return 0;
+    default: return -FI_ENOSYS;
+  }
+}
+
+int Eq::trywait() noexcept {
+  if (attr_.wait_obj == FI_WAIT_NONE || !waiter_.native()) return -FI_EINVAL;
+  waiter_.arm_app();
+  std::lock_guard<std::mutex> g(mu_);
+  return q_.empty() ? 0 : -FI_EAGAIN;
 }
 
 ssize_t Eq::read_locked(uint32_t* event, void* buf, size_t len, uint64_t flags) {
@@ -73,7 +96,7 @@ ssize_t Eq::write(uint32_t event, const void* buf, size_t len, uint64_t flags) {
     std::lock_guard<std::mutex> g(mu_);
     q_.push_back(std::move(e));
   }
-  cv_.notify_all();
+  waiter_.notify();
   return static_cast<ssize_t>(len);
 }
 
@@ -89,18 +112,19 @@ void Eq::write_error(const fi_eq_err_entry& err, const void* data, size_t len) {
     std::lock_guard<std::mutex> g(mu_);
     q_.push_back(std::move(e));
   }
-  cv_.notify_all();
+  waiter_.notify();
 }
 
 ssize_t Eq::sread(uint32_t* event, void* buf, size_t len, int timeout, uint64_t flags) {
-  std::unique_lock<std::mutex> lk(mu_);
-  auto ready = [&] { return !q_.empty(); };
-  if (timeout < 0) {
-    cv_.wait(lk, ready);
-  } else if (!cv_.wait_for(lk, std::chrono::milliseconds(timeout), ready)) {
-    return -FI_EAGAIN;
-  }
-  return read_locked(event, buf, len, flags);
+  const uint64_t deadline = timeout < 0 ? UINT64_MAX
+                                        : util::monotonic_ns() + uint64_t(timeout) * 1000000ull;
+  ssize_t r = -FI_EAGAIN;
+  const int w = waiter_.block(nullptr, deadline, [&] {
+    std::lock_guard<std::mutex> g(mu_);
+    r = read_locked(event, buf, len, flags);
+    return r != -FI_EAGAIN;
+  });
+  return w == 0 ? r : w;
 }
 
 }  // namespace pollfab::core

@@ -1,13 +1,17 @@
 // Eq: the provider-neutral event queue (fi_eq(3)): read, readerr, write, sread with timeout,
 // strerror. Events are copied in and out by value (entry bytes as given to write()).
-// Thread-safety: MT-safe (a mutex and condition variable; the EQ is a control-path object).
+// Wait objects (lib/core/waiter.hpp): FI_WAIT_UNSPEC, FD, MUTEX_COND, YIELD; fi_control
+// FI_GETWAIT / FI_GETWAITOBJ; fi_trywait. An EQ opened with FI_WAIT_NONE still sleeps in
+// fi_eq_sread (events come from other threads: the liveness assist, automatic progress) but
+// has no object to give FI_GETWAIT.
+// Thread-safety: MT-safe (a mutex; the EQ is a control-path object).
 #pragma once
-#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <vector>
 
 #include "lib/core/fid.hpp"
+#include "lib/core/waiter.hpp"
 
 namespace pollfab::core {
 
@@ -26,8 +30,12 @@ class Eq final : public Object {
   ssize_t readerr(fi_eq_err_entry* buf, uint64_t flags);
   // fi_eq_write: queues a copy of buf (len bytes). FI_EVENT-less flags ignored. Returns len.
   ssize_t write(uint32_t event, const void* buf, size_t len, uint64_t flags);
-  // fi_eq_sread: blocks up to timeout ms (-1 forever) for an event.
+  // fi_eq_sread: blocks up to timeout ms (-1 forever) for an event; -FI_EAGAIN at the timeout,
+  // -FI_EINTR (a signal handler ran), -FI_ECANCELED (the EQ is closing).
   ssize_t sread(uint32_t* event, void* buf, size_t len, int timeout, uint64_t flags);
+  // fi_trywait: 0, -FI_EAGAIN (events queued), -FI_EINVAL (no native wait object).
+  int trywait() noexcept;
+  fi_wait_obj wait_kind() const noexcept { return attr_.wait_obj; }
   // Queues an error event (providers: failed async operations, refused connections). data/len:
   // the err_data bytes (copied; e.g. a reject's CM data). readerr gives them as fi_eq(3) says:
   // into the caller's buffer when it passes one (err_data with err_data_size > 0; the size is
@@ -48,8 +56,8 @@ class Eq final : public Object {
   Object* owner_;
   fi_eq_attr attr_{};
   std::mutex mu_;
-  std::condition_variable cv_;
   std::deque<Event> q_;
+  Waiter waiter_;
   std::vector<uint8_t> last_err_data_;  // what the last readerr pointed at
 };
 

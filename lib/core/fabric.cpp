@@ -1,5 +1,7 @@
 #include "lib/core/fabric.hpp"
 
+#include "lib/core/cntr.hpp"
+#include "lib/core/cq.hpp"
 #include "lib/core/eq.hpp"
 #include "lib/core/ops_fabric.hpp"
 #include "lib/core/ops_fid.hpp"
@@ -22,11 +24,41 @@ int Fabric::close() {
   return 0;
 }
 
+int Fabric::trywait(struct fid** fids, int count) noexcept {
+  if (!fids || count <= 0) return -FI_EINVAL;
+  fi_wait_obj kind = FI_WAIT_NONE;
+  for (int i = 0; i < count; ++i) {  // one kind of native object for the whole call
+    if (!fids[i]) return -FI_EINVAL;
+    fi_wait_obj k;
+    switch (fids[i]->fclass) {
+      case FI_CLASS_CQ: k = Object::as<Cq>(fids[i])->wait_kind(); break;
+      case FI_CLASS_CNTR: k = Object::as<Cntr>(fids[i])->wait_kind(); break;
+      case FI_CLASS_EQ: k = Object::as<Eq>(fids[i])->wait_kind(); break;
+      default: return -FI_EINVAL;
+    }
+    if (k == FI_WAIT_UNSPEC) k = FI_WAIT_FD;
+    if (i && k != kind) return -FI_EINVAL;
+    kind = k;
+  }
+  for (int i = 0; i < count; ++i) {
+    int r;
+    switch (fids[i]->fclass) {
+      case FI_CLASS_CQ: r = Object::as<Cq>(fids[i])->trywait(); break;
+      case FI_CLASS_CNTR: r = Object::as<Cntr>(fids[i])->trywait(); break;
+      default: r = Object::as<Eq>(fids[i])->trywait(); break;
+    }
+    if (r) return r;
+  }
+  return 0;
+}
+
 int Fabric::eq_open(fi_eq_attr* attr, fid_eq** eq, void* context) {
   if (attr) {
     switch (attr->wait_obj) {
-      case FI_WAIT_NONE: case FI_WAIT_UNSPEC: case FI_WAIT_MUTEX_COND: case FI_WAIT_YIELD: break;
-      default: return -FI_ENOSYS;
+      case FI_WAIT_NONE: case FI_WAIT_UNSPEC: case FI_WAIT_FD: case FI_WAIT_MUTEX_COND:
+      case FI_WAIT_YIELD:
+        break;
+      default: return -FI_ENOSYS;  // FI_WAIT_SET: not yet
     }
     if (attr->flags & ~FI_WRITE) return -FI_EINVAL;
   }

@@ -25,7 +25,12 @@ class Fabric : public Object {
   virtual int open_domain(fi_info* info, fid_domain** dom, uint64_t flags, void* context) = 0;
   // fi_eq_open(3): the provider-neutral EQ.
   int eq_open(fi_eq_attr* attr, fid_eq** eq, void* context);
-  // Further fi_ops_fabric calls (fi_passive_ep, fi_wait_open, fi_trywait) are members of the
+  // fi_trywait (fi_poll(3)): 0 if the caller may block on the FI_GETWAIT objects of
+  // fids[0..count) (CQs, counters, EQs); -FI_EAGAIN if one has events queued or its domain's
+  // wait source could not arm (read them, then try again); -FI_EINVAL (null or empty array, an
+  // object without a native wait object, objects of different wait kinds, another class).
+  int trywait(struct fid** fids, int count) noexcept;
+  // Further fi_ops_fabric calls (fi_passive_ep, fi_wait_open) are members of the
   // provider's fabric class, which installs install_fabric_ops<Self>() (lib/core/ops_fabric.hpp).
 
  protected:

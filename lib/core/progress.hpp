@@ -1,6 +1,7 @@
 // Progressable: something the application's calls drive forward under FI_PROGRESS_MANUAL
 // (fi_domain(3) "Progress"): CQ and counter reads and data calls call progress().
 #pragma once
+#include <cstdint>
 
 namespace pollfab::core {
 
@@ -9,6 +10,16 @@ class Progressable {
   virtual ~Progressable() = default;
   // Polls the device, runs protocol timers, writes completions. Never blocks.
   virtual void progress() noexcept = 0;
+
+  // The wait source a blocked caller sleeps on between progress calls (lib/core/waiter.hpp):
+  // wait_fd() polls readable when progress has input (-1: none, sleepers nap);
+  // prepare_wait() is called right before sleeping and returns false if sleeping now could
+  // miss work (input the descriptor cannot show; a wake-up that could not be armed);
+  // next_deadline_ns() is when progress has timer work (monotonic ns; UINT64_MAX: none).
+  // Called under no lock of the caller's; the implementation takes its own.
+  virtual int wait_fd() noexcept { return -1; }
+  virtual bool prepare_wait() noexcept { return false; }
+  virtual uint64_t next_deadline_ns() noexcept { return UINT64_MAX; }
 };
 
 }  // namespace pollfab::core

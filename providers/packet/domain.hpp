@@ -48,6 +48,10 @@ class TransportDomain : public core::Domain, public core::stats::Source, public 
   int srx_ctx(fi_rx_attr* attr, fid_ep** rx, void* context);
   const core::AddressFormat& address_format() const noexcept override { return fmt_; }
   void progress() noexcept override { link_->progress(); }
+  // The port's wait source (Link::wait_fd, prepare_wait, next_deadline_ns).
+  int wait_fd() noexcept override { return link_->wait_fd(); }
+  bool prepare_wait() noexcept override { return link_->prepare_wait(); }
+  uint64_t next_deadline_ns() noexcept override { return link_->next_deadline_ns(); }
 
   // The packet I/O the endpoints' engines use (the fault and loopback layers over the
   // provider's).

@@ -17,6 +17,7 @@
 // Receive flags (fi_tagged(3), fi_msg(3)): FI_MULTI_RECV (FI_OPT_MIN_MULTI_RECV, default
 // kDefaultMinMultiRecv bytes), FI_PEEK, FI_PEEK|FI_CLAIM, FI_CLAIM, FI_DISCARD.
 #pragma once
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -54,6 +55,10 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   void progress() noexcept override;
   TransportEndpoint* endpoint() noexcept override { return this; }
   uint64_t cm_drops() const noexcept override { return cm_ ? cm_->drops() : 0; }
+  uint64_t next_deadline_ns() const noexcept override {
+    if (!engine_) return UINT64_MAX;
+    return std::min(engine_->next_deadline_ns(), cm_ ? cm_->next_deadline_ns() : UINT64_MAX);
+  }
   void on_completion(const transport::Completion& c) noexcept override;
 
   // Data path: the members core's ops tables call (lib/core/ops_msg.hpp, ops_ep.hpp; this

@@ -1,5 +1,6 @@
 #include "providers/packet/link.hpp"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -118,6 +119,19 @@ void Link::progress_locked() noexcept {
   io_->service();
   for (size_t i = 1; i < rx_.size(); ++i)
     if (rx_[i]) rx_[i]->progress();
+}
+
+bool Link::prepare_wait() noexcept {
+  util::Guard<util::MaybeLock> g(lock_);
+  return io_->prepare_wait();
+}
+
+uint64_t Link::next_deadline_ns() noexcept {
+  util::Guard<util::MaybeLock> g(lock_);
+  uint64_t d = io_->next_wait_ns();
+  for (const Receiver* r : rx_)
+    if (r) d = std::min(d, r->next_deadline_ns());
+  return d;
 }
 
 void Link::reset_unknown(transport::PacketBuf& pkt) noexcept {

@@ -46,6 +46,8 @@ class Receiver {
   virtual TransportEndpoint* endpoint() noexcept { return nullptr; }
   // Connection packets it dropped (malformed, stale, another connection's; under the lock).
   virtual uint64_t cm_drops() const noexcept { return 0; }
+  // When its progress() has timer work (monotonic ns; UINT64_MAX: none; under the lock).
+  virtual uint64_t next_deadline_ns() const noexcept { return UINT64_MAX; }
 };
 
 class Link {
@@ -85,6 +87,14 @@ class Link {
   // The receiver at an id (under the lock); null if none. ids < receiver_slots().
   Receiver* receiver(uint16_t id) const noexcept { return id < rx_.size() ? rx_[id] : nullptr; }
   size_t receiver_slots() const noexcept { return rx_.size(); }
+
+  // The wait source of the domains on this port (core::Progressable): the port's descriptor,
+  // prepare_wait() (false while the I/O layers hold packets the descriptor cannot show, or a
+  // receiver has timer work due now) and the earliest timer of the receivers and I/O layers.
+  // Take the lock themselves.
+  int wait_fd() const noexcept { return io_->wait_fd(); }
+  bool prepare_wait() noexcept;
+  uint64_t next_deadline_ns() noexcept;
 
   // One round of progress (takes the lock; the assist thread's clock restarts).
   void progress() noexcept;

@@ -37,6 +37,9 @@ class UdpIo final : public transport::PacketIo {
 
   uint16_t rx_burst(transport::PacketBuf* out, uint16_t n) noexcept override;
   size_t counters(util::Counter* out, size_t max) const noexcept override;
+  // The socket polls readable while datagrams wait (level-triggered: nothing to arm).
+  int wait_fd() const noexcept override { return fd_; }
+  bool prepare_wait() noexcept override { return true; }
   uint32_t ip() const noexcept { return ip_; }
   uint16_t port() const noexcept { return port_; }
   const UdpIoStats& stats() const noexcept { return stats_; }

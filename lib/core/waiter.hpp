@@ -1,0 +1,147 @@
+// Waiter: the wait object of one CQ, counter or EQ (wait_obj of fi_cq_attr, fi_cntr_attr and
+// fi_eq_attr; fi_poll(3) fi_trywait; fi_control(3) FI_GETWAIT and FI_GETWAITOBJ), and the one
+// place a blocking library call sleeps (fi_cq_sread, fi_cntr_wait, fi_eq_sread).
+//
+// Kinds:
+//   FI_WAIT_NONE        the object has no wait object: blocking calls poll (with sched_yield),
+//                       fi_trywait and FI_GETWAIT are -FI_EINVAL / -FI_ENODATA;
+//   FI_WAIT_YIELD       blocking calls poll with sched_yield (no native object);
+//   FI_WAIT_FD, FI_WAIT_UNSPEC  an eventfd; FI_GETWAIT gives an epoll descriptor holding it and
+//                       the domain's wait source (the UDP socket, ...), which the application
+//                       may put in its own epoll/poll/select after fi_trywait;
+//   FI_WAIT_MUTEX_COND  as FD inside the library; FI_GETWAIT gives a struct fi_mutex_cond whose
+//                       condition is broadcast (under its mutex) when an event is queued while
+//                       the application is armed by fi_trywait.
+// A blocking call (block()) polls for a short budget (kPollBudgetNs), then sleeps on the
+// eventfd and the source's descriptor until an event, the source's next timer, or its deadline;
+// a source without a descriptor (or one that cannot arm its wake-up) is napped on, starting at
+// kNapMinNs and doubling up to kNapMaxNs. It never spins past the budget.
+//
+// No lost wake-ups: a waiter arms (one seq_cst read-modify-write), re-checks its condition, then
+// sleeps; a producer queues its event, then notify()s (a seq_cst fence and one load). Either
+// the waiter sees the event at its re-check, or the producer sees it armed and signals.
+// notify() costs the fence and a load while nobody is armed (the hot path; objects with
+// FI_WAIT_NONE have no Waiter and pay nothing).
+//
+// Lifetime: close() (the owner's fi_close) wakes every sleeper, which returns -FI_ECANCELED,
+// and waits until they have left before the owner is deleted.
+// Thread-safety: MT-safe.
+#pragma once
+#include <rdma/fabric.h>
+#include <rdma/fi_eq.h>
+#include <pthread.h>
+#include <rdma/fi_errno.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+#include "lib/core/progress.hpp"
+#include "lib/util/clock.hpp"
+
+namespace pollfab::core {
+
+class Waiter {
+ public:
+  static constexpr uint64_t kPollBudgetNs = 20'000;
+  static constexpr uint64_t kNapMinNs = 50'000;
+  static constexpr uint64_t kNapMaxNs = 1'000'000;
+
+  // 0 if this kind is supported, -FI_ENOSYS otherwise (FI_WAIT_SET without a set: the caller's
+  // business; FI_WAIT_POLLFD).
+  static int validate(fi_wait_obj kind) noexcept;
+  // Throws std::system_error if the eventfd cannot be created.
+  explicit Waiter(fi_wait_obj kind);
+  ~Waiter();
+  Waiter(const Waiter&) = delete;
+  Waiter& operator=(const Waiter&) = delete;
+
+  fi_wait_obj kind() const noexcept { return kind_; }
+  // True for the kinds with a native object an application can block on (FD, MUTEX_COND).
+  bool native() const noexcept { return efd_ >= 0; }
+
+  // Producer side: an event was queued (call after queueing it).
+  void notify() noexcept {
+    if (efd_ < 0) return;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (state_.load(std::memory_order_relaxed)) wake();
+  }
+
+  // fi_trywait's half: drains a past signal and arms the application's wait; the caller then
+  // checks its queue (and the source's prepare_wait) and says -FI_EAGAIN if anything is there.
+  void arm_app() noexcept;
+  // fi_control FI_GETWAIT: FD/UNSPEC: *(int*)arg = an epoll descriptor with the eventfd and
+  // src_fd (if >= 0), made on first use and closed with the Waiter; MUTEX_COND:
+  // *(fi_mutex_cond*)arg. Returns 0, -FI_EINVAL (arg null), -FI_ENODATA (no native object),
+  // -FI_ENOMEM / -FI_EOTHER (epoll failed).
+  int get_wait(void* arg, int src_fd) noexcept;
+
+  // Blocks until ready() is true (0), deadline_ns passes (-FI_EAGAIN; UINT64_MAX: never), a
+  // signal interrupts the sleep (-FI_EINTR), or close() runs (-FI_ECANCELED). ready() is
+  // called repeatedly and must drive progress itself where the caller's progress is manual
+  // (a CQ read does). src: the domain's wait source to sleep on (null: only notify() wakes).
+  template <class Ready>
+  int block(Progressable* src, uint64_t deadline_ns, Ready&& ready) noexcept {
+    inside_.fetch_add(1, std::memory_order_acq_rel);
+    int r = block_inner(src, deadline_ns, ready);
+    inside_.fetch_sub(1, std::memory_order_acq_rel);
+    return r;
+  }
+
+  // The owner is closing: wakes every blocked caller (-FI_ECANCELED) and waits until they left.
+  void close() noexcept;
+
+ private:
+  static constexpr uint32_t kAppArmed = 1, kSleeper = 2;
+  template <class Ready>
+  int block_inner(Progressable* src, uint64_t deadline_ns, Ready& ready) noexcept {
+    const uint64_t start = util::monotonic_ns();
+    uint64_t nap = kNapMinNs;
+    for (;;) {
+      if (ready()) return 0;
+      if (closing_.load(std::memory_order_acquire)) return -FI_ECANCELED;
+      const uint64_t now = util::monotonic_ns();
+      if (now >= deadline_ns) return -FI_EAGAIN;
+      if (efd_ < 0 || now - start < kPollBudgetNs) {
+        if (efd_ < 0 || now - start >= kPollBudgetNs / 2) sched_yield();
+        continue;
+      }
+      uint64_t until = deadline_ns;
+      int fd = -1;
+      bool napping = true;
+      if (src) {
+        fd = src->wait_fd();
+        napping = fd < 0 || !src->prepare_wait();
+        until = std::min(until, src->next_deadline_ns());
+      }
+      if (napping) until = std::min(until, now + nap);
+      if (until <= now) continue;  // timer work is due: progress again
+      state_.fetch_add(kSleeper, std::memory_order_seq_cst);
+      int r = ready() ? 0 : sleep(fd, until);
+      state_.fetch_sub(kSleeper, std::memory_order_seq_cst);
+      drain();
+      if (r == -FI_EINTR) return r;
+      nap = r == 1 ? kNapMinNs : std::min(nap * 2, kNapMaxNs);  // woken: events are flowing
+    }
+  }
+  void wake() noexcept;
+  void drain() noexcept;
+  // Sleeps on the eventfd and fd until until_ns: 1 (woken), 0 (timed out), -FI_EINTR.
+  int sleep(int fd, uint64_t until_ns) noexcept;
+
+  fi_wait_obj kind_;
+  int efd_ = -1;   // FD, UNSPEC, MUTEX_COND
+  int epfd_ = -1;  // FI_GETWAIT (FD, UNSPEC)
+  std::mutex getwait_mu_;
+  std::atomic<uint32_t> state_{0};  // kAppArmed | sleepers * kSleeper
+  std::atomic<bool> signaled_{false};
+  std::atomic<bool> closing_{false};
+  std::atomic<uint32_t> inside_{0};  // callers in block()
+  pthread_mutex_t mutex_ = PTHREAD_MUTEX_INITIALIZER;  // MUTEX_COND (fi_mutex_cond)
+  pthread_cond_t cond_ = PTHREAD_COND_INITIALIZER;
+};
+
+}  // namespace pollfab::core
