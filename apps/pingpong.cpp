@@ -12,9 +12,12 @@
 // dest_addr: no name exchange at all.
 // Columns match Debian's fi_pingpong: bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
 // (ping-pong: 2 transfers per iteration). --bw adds a streaming run per size. --json prints one
-// JSON object per size instead of the table.
+// JSON object per size instead of the table. --progress auto asks fi_getinfo for automatic
+// progress; --wait fd|unspec|yield opens the CQs with that wait object and awaits completions
+// by fi_trywait + poll(2) on FI_GETWAIT (fd) or fi_cq_sread (docs/progress.md).
 #include "apps/pingpong.hpp"
 
+#include <poll.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -101,6 +104,8 @@ struct Fabric {
   fi_context2 txctx{}, rxctx{};
   size_t inject = 0;
   int timeout_ms = 10000;
+  fi_wait_obj wait = FI_WAIT_NONE;
+  int txfd = -1, rxfd = -1;  // FI_GETWAIT descriptors (wait fd)
 
   ~Fabric() {
     if (mr) fi_close(&mr->fid);
@@ -122,13 +127,27 @@ int fail(const char* what, int r) {
   return r < 0 ? -r : 1;
 }
 
+// One read for wait_cq: polls (FI_WAIT_NONE), blocks in fi_cq_sread (UNSPEC, YIELD), or, with
+// FI_WAIT_FD, sleeps in poll(2) on the CQ's FI_GETWAIT descriptor once fi_trywait allows it
+// (fi_poll(3)), then reads.
+ssize_t read_cq(Fabric& f, fid_cq* cq, fi_cq_entry* e, size_t n) {
+  if (f.wait == FI_WAIT_NONE) return fi_cq_read(cq, e, n);
+  if (f.wait != FI_WAIT_FD) return fi_cq_sread(cq, e, n, nullptr, 100);
+  fid* fids[] = {&cq->fid};
+  if (fi_trywait(f.fabric, fids, 1) == 0) {
+    pollfd p{cq == f.txcq ? f.txfd : f.rxfd, POLLIN, 0};
+    poll(&p, 1, 100);
+  }
+  return fi_cq_read(cq, e, n);
+}
+
 // Waits for n completions on cq; errors are printed. Returns 0 or a positive error.
 int wait_cq(Fabric& f, fid_cq* cq, size_t n) {
   fi_cq_entry e[16];
   auto deadline = Clock::now() + std::chrono::milliseconds(f.timeout_ms);
   uint32_t spins = 0;
   while (n) {
-    ssize_t r = fi_cq_read(cq, e, std::min<size_t>(n, 16));
+    ssize_t r = read_cq(f, cq, e, std::min<size_t>(n, 16));
     if (r > 0) {
       n -= static_cast<size_t>(r);
       continue;
@@ -141,7 +160,7 @@ int wait_cq(Fabric& f, fid_cq* cq, size_t n) {
       return err.err ? err.err : 1;
     }
     if (r != -FI_EAGAIN) return fail("fi_cq_read", static_cast<int>(r));
-    if ((++spins & 1023) == 0 && Clock::now() > deadline) {
+    if ((f.wait != FI_WAIT_NONE || (++spins & 1023) == 0) && Clock::now() > deadline) {
       fprintf(stderr, "pollfab pingpong: no completion within %d ms\n", f.timeout_ms);
       return FI_ETIMEDOUT;
     }
@@ -264,6 +283,7 @@ int setup(Fabric& f, const PingpongArgs& a, Oob& oob) {
                          : a.ep_type == "msg" ? FI_EP_MSG
                                               : FI_EP_RDM;
   hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+  hints->domain_attr->data_progress = a.progress == "auto" ? FI_PROGRESS_AUTO : FI_PROGRESS_MANUAL;
   if (!a.provider.empty()) hints->fabric_attr->prov_name = strdup(a.provider.c_str());
   if (!a.domain.empty()) hints->domain_attr->name = strdup(a.domain.c_str());
   const bool service = !a.service.empty();
@@ -300,11 +320,17 @@ int setup(Fabric& f, const PingpongArgs& a, Oob& oob) {
   }
   fi_cq_attr cq{};
   cq.format = FI_CQ_FORMAT_CONTEXT;
-  cq.wait_obj = FI_WAIT_NONE;
+  f.wait = a.wait == "fd" ? FI_WAIT_FD : a.wait == "unspec" ? FI_WAIT_UNSPEC
+           : a.wait == "yield" ? FI_WAIT_YIELD : FI_WAIT_NONE;
+  cq.wait_obj = f.wait;
   cq.size = std::max<size_t>(f.info->tx_attr->size, 256);
   if ((r = fi_cq_open(f.domain, &cq, &f.txcq, nullptr))) return fail("fi_cq_open", r);
   cq.size = std::max<size_t>(f.info->rx_attr->size, 256);
   if ((r = fi_cq_open(f.domain, &cq, &f.rxcq, nullptr))) return fail("fi_cq_open", r);
+  if (f.wait == FI_WAIT_FD) {
+    if ((r = fi_control(&f.txcq->fid, FI_GETWAIT, &f.txfd))) return fail("FI_GETWAIT", r);
+    if ((r = fi_control(&f.rxcq->fid, FI_GETWAIT, &f.rxfd))) return fail("FI_GETWAIT", r);
+  }
   if (!msg) {
     fi_av_attr av{};
     av.type = f.info->domain_attr->av_type;
@@ -453,6 +479,12 @@ void add_pingpong_options(CLI::App& app, PingpongArgs& a) {
   app.add_option("-B,--port", a.port, "out-of-band TCP port");
   app.add_option("--timeout-ms", a.timeout_ms, "give up when no completion arrives for this long");
   app.add_flag("--json", a.json, "one JSON object per size");
+  app.add_option("--progress", a.progress, "data progress asked of fi_getinfo: manual (the "
+                 "application's reads drive it) or auto (a thread per port)")
+      ->check(CLI::IsMember({"manual", "auto"}));
+  app.add_option("--wait", a.wait, "how completions are awaited: none (poll), fd (fi_trywait, "
+                 "then poll(2) on FI_GETWAIT), unspec or yield (fi_cq_sread)")
+      ->check(CLI::IsMember({"none", "fd", "unspec", "yield"}));
 }
 
 int pingpong_main(const PingpongArgs& in) {

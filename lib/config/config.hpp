@@ -93,6 +93,18 @@ struct FaultConfig {
 };
 
 // [stats] observability (every provider).
+// [progress] automatic progress (every provider).
+struct ProgressConfig {
+  std::string cores;      // "" or a CPU list: "1", "2-3,6"
+  uint32_t idle_us = 20;  // us, 0..1000000
+
+  friend bool operator==(const ProgressConfig&, const ProgressConfig&) = default;
+};
+
+// The CPUs of a list such as "0,2-3" (validated by the loader: Check::CpuList), in order;
+// empty for "" or a malformed list.
+std::vector<int> parse_cpu_list(const std::string& list);
+
 struct StatsConfig {
   bool socket = true;  // serve counters on /run/pollfab/stats/<pid>.sock (pollfab info --stats)
 
@@ -105,6 +117,7 @@ struct Config {
   UdpConfig udp;
   TransportConfig transport;
   FaultConfig fault;
+  ProgressConfig progress;
   StatsConfig stats;
   std::string source = "defaults";  // path of the file loaded, or "defaults"
 

@@ -12,7 +12,8 @@ constexpr KeyInfo kKeys[] = {
 #undef PF_KEY
 };
 
-constexpr std::string_view kSections[] = {"eal", "dpdk", "udp", "transport", "fault", "stats"};
+constexpr std::string_view kSections[] = {"eal", "dpdk", "udp", "transport", "fault", "progress",
+                                           "stats"};
 
 }  // namespace
 

@@ -190,6 +190,9 @@ std::string check_string(Check ch, std::string& s) {
       if (is_lcores(s)) return {};
       return fmt::format("must be an EAL lcore list of CPUs, ranges, (groups) and @ "
                          "(e.g. 0-3 or 0@1,(2-3)@4), got '{}'", s);
+    case Check::CpuList:
+      if (s.empty() || !parse_cpu_list(s).empty()) return {};
+      return fmt::format("must be \"\" or a list of CPUs and ranges (e.g. 1 or 2-3,6), got '{}'", s);
     case Check::FilePrefix:
       if (is_file_prefix(s)) return {};
       return fmt::format("must be at most 64 letters, digits, '_', '-' or '.', got '{}'", s);

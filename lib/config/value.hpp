@@ -35,6 +35,7 @@ enum class Check {
   Ipv4OrEmpty,  // String: "" or dotted quad
   MacOrEmpty,   // String: "" or unicast aa:bb:cc:dd:ee:ff
   Neighbour,    // StringList: "IPv4 MAC" (dotted quad, space, unicast MAC)
+  CpuList,      // String: "" or CPUs and ranges, comma-separated (0,2-3)
 };
 
 constexpr size_t kNoKey = SIZE_MAX;

@@ -46,14 +46,14 @@ int Domain::av_open(fi_av_attr* attr, fid_av** av, void* context) {
 
 int Domain::cq_open(fi_cq_attr* attr, fid_cq** cq, void* context) {
   if (int r = Cq::validate(attr)) return r;
-  auto* c = new Cq(this, this, *attr, api_version(), thread_safe(), context);
+  auto* c = new Cq(this, reads_progress(), *attr, api_version(), thread_safe(), context);
   *cq = c->fid();
   return 0;
 }
 
 int Domain::cntr_open(fi_cntr_attr* attr, fid_cntr** cntr, void* context) {
   if (int r = Cntr::validate(attr)) return r;
-  auto* c = new Cntr(this, this, attr, context);
+  auto* c = new Cntr(this, reads_progress(), attr, context);
   *cntr = c->fid();
   return 0;
 }

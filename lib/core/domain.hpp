@@ -1,7 +1,8 @@
 // Domain: base of every provider's domain (fi_domain(3)). Opens the provider-neutral CQs,
 // counters and AVs, registers memory (fi_mr(3); mr_reg is virtual: a provider that registers
 // with its device overrides it and creates its own Mr subclass), and delegates endpoints and
-// progress to the provider. Under FI_PROGRESS_MANUAL, CQ/counter reads call progress().
+// progress to the provider. Under FI_PROGRESS_MANUAL, CQ/counter reads call progress(); under
+// FI_PROGRESS_AUTO the provider's thread does.
 // Its fid's tables are ops_domain<Domain> / ops_mr<Domain> until the provider's class installs
 // its own (install_domain_ops<Self>, lib/core/ops_domain.hpp), which is how a provider adds
 // calls the base lacks (srx_ctx, poll_open, query_atomic, ...).
@@ -35,6 +36,14 @@ class Domain : public Object, public Progressable {
   // The lock of the domain's data path: its own, or one it shares with other domains
   // (share_lock: transport domains on one port share that port's lock).
   util::MaybeLock& lock() noexcept { return *lock_ptr_; }
+  // domain_attr->data_progress of the info it was opened with is FI_PROGRESS_AUTO: a thread
+  // progresses it, and CQ and counter reads do not (docs/progress.md).
+  bool auto_progress() const noexcept {
+    return info_->domain_attr && info_->domain_attr->data_progress == FI_PROGRESS_AUTO;
+  }
+  // What CQ and counter reads drive and sleep on: this domain under manual progress; none
+  // under automatic progress (the thread writes completions and wakes the readers).
+  Progressable* reads_progress() noexcept { return auto_progress() ? nullptr : this; }
 
   int close() override;
 

@@ -1,9 +1,24 @@
 #include "lib/core/progress_thread.hpp"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 
 namespace pollfab::core {
+
+void ProgressThread::launch(std::function<void()> body) {
+  // The thread must not take signals meant for the application.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  try {
+    thread_ = std::thread(std::move(body));
+  } catch (...) {
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    throw;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
 
 void ProgressThread::start_assist(std::string name, std::chrono::microseconds interval,
                                   std::function<bool()> run) {
@@ -12,19 +27,20 @@ void ProgressThread::start_assist(std::string name, std::chrono::microseconds in
     std::lock_guard<std::mutex> g(mu_);
     stop_ = false;
   }
-  // The thread must not take signals meant for the application.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  try {
-    thread_ = std::thread([this, name = std::move(name), interval, run = std::move(run)]() mutable {
-      assist_main(std::move(name), interval, std::move(run));
-    });
-  } catch (...) {
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    throw;
-  }
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  auto_ = false;
+  launch([this, name = std::move(name), interval, run = std::move(run)]() mutable {
+    assist_main(std::move(name), interval, std::move(run));
+  });
+}
+
+void ProgressThread::start_auto(std::string name, Progressable& src, uint64_t idle_ns, int cpu,
+                                std::function<bool()> poll) {
+  if (thread_.joinable()) return;
+  stop_auto_.store(false);
+  auto_ = true;
+  launch([this, name = std::move(name), &src, idle_ns, cpu, poll = std::move(poll)]() mutable {
+    auto_main(std::move(name), src, idle_ns, cpu, std::move(poll));
+  });
 }
 
 void ProgressThread::stop() noexcept {
@@ -33,8 +49,11 @@ void ProgressThread::stop() noexcept {
     std::lock_guard<std::mutex> g(mu_);
     stop_ = true;
   }
+  stop_auto_.store(true);
   cv_.notify_all();
+  waiter_.notify();
   thread_.join();
+  auto_ = false;
 }
 
 void ProgressThread::assist_main(std::string name, std::chrono::microseconds interval,
@@ -49,6 +68,25 @@ void ProgressThread::assist_main(std::string name, std::chrono::microseconds int
       continue;
     }
     if (run()) runs_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void ProgressThread::auto_main(std::string name, Progressable& src, uint64_t idle_ns, int cpu,
+                               std::function<bool()> poll) noexcept {
+  pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+  if (cpu >= 0 && cpu < CPU_SETSIZE) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);  // refused: stay unpinned
+  }
+  while (!stop_auto_.load(std::memory_order_acquire)) {
+    waiter_.block(&src, UINT64_MAX, [&] {
+      if (stop_auto_.load(std::memory_order_acquire)) return true;
+      const bool did = poll();
+      if (did) runs_.fetch_add(1, std::memory_order_relaxed);
+      return did;
+    }, idle_ns);
   }
 }
 

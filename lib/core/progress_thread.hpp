@@ -5,10 +5,14 @@
 //     blocked elsewhere (its own out-of-band socket, a barrier, a sleep) the thread notices that
 //     no progress call was noted for a whole interval and runs progress itself, so no peer is
 //     left waiting on us. While the application keeps calling, it stays out of the way.
-//   (Auto, FI_PROGRESS_AUTO, is the next mode of this class: busy-poll while there is work,
-//   then sleep on the provider's wait source; issue "Automatic progress".)
-// The callback runs on this thread and must take the domain's lock itself (try-lock: a busy
-// domain means the application is making progress) and return whether it ran.
+//   Auto (FI_PROGRESS_AUTO): the thread is the progress engine. It runs poll() again and again
+//     while poll() reports work (packets moved, sends in flight), keeps polling for idle_ns
+//     after the last work, then sleeps (core::Waiter) on the source's wait descriptor until
+//     input, the source's next timer, or wake() (the application posted work). Optionally
+//     pinned to one CPU.
+// The callbacks run on this thread and must take the domain's lock themselves (assist: a
+// try-lock, since a busy domain means the application is making progress; it returns whether
+// it ran).
 // Thread-safety: note_progress() and runs() from any thread; start/stop from one owner thread.
 // The thread blocks every signal (the application's handlers stay on its own threads).
 #pragma once
@@ -20,6 +24,9 @@
 #include <mutex>
 #include <string>
 #include <thread>
+
+#include "lib/core/progress.hpp"
+#include "lib/core/waiter.hpp"
 
 namespace pollfab::core {
 
@@ -34,6 +41,14 @@ class ProgressThread {
   // if it did progress, false if it backed off). name: the thread's name (15 chars shown).
   // No-op if already running or interval is zero. Throws std::system_error if no thread.
   void start_assist(std::string name, std::chrono::microseconds interval, std::function<bool()> run);
+  // Auto mode: poll() returns true if it did work; src is the wait source to sleep on (must
+  // outlive the thread); cpu >= 0 pins the thread there (ignored if the CPU is not allowed).
+  // No-op if already running. Throws std::system_error if no thread.
+  void start_auto(std::string name, Progressable& src, uint64_t idle_ns, int cpu,
+                  std::function<bool()> poll);
+  // Auto mode: ends the thread's sleep now (new work; one fence and a load while it is awake).
+  void wake() noexcept { waiter_.notify(); }
+  bool auto_mode() const noexcept { return auto_; }
   // Stops and joins the thread (no-op if not running).
   void stop() noexcept;
   // The application made a progress call (one relaxed atomic store on the data path).
@@ -47,6 +62,10 @@ class ProgressThread {
  private:
   void assist_main(std::string name, std::chrono::microseconds interval,
                    std::function<bool()> run) noexcept;
+  void auto_main(std::string name, Progressable& src, uint64_t idle_ns, int cpu,
+                 std::function<bool()> poll) noexcept;
+  // Starts body on a thread that blocks every signal.
+  void launch(std::function<void()> body);
 
   std::atomic<uint64_t> calls_{0};
   std::atomic<uint64_t> runs_{0};
@@ -54,6 +73,9 @@ class ProgressThread {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
+  std::atomic<bool> stop_auto_{false};
+  bool auto_ = false;
+  Waiter waiter_{FI_WAIT_FD};  // auto mode's sleep
 };
 
 }  // namespace pollfab::core

@@ -83,10 +83,12 @@ class Waiter {
   // signal interrupts the sleep (-FI_EINTR), or close() runs (-FI_ECANCELED). ready() is
   // called repeatedly and must drive progress itself where the caller's progress is manual
   // (a CQ read does). src: the domain's wait source to sleep on (null: only notify() wakes).
+  // budget_ns: how long to poll before the first sleep (kPollBudgetNs by default).
   template <class Ready>
-  int block(Progressable* src, uint64_t deadline_ns, Ready&& ready) noexcept {
+  int block(Progressable* src, uint64_t deadline_ns, Ready&& ready,
+            uint64_t budget_ns = kPollBudgetNs) noexcept {
     inside_.fetch_add(1, std::memory_order_acq_rel);
-    int r = block_inner(src, deadline_ns, ready);
+    int r = block_inner(src, deadline_ns, ready, budget_ns);
     inside_.fetch_sub(1, std::memory_order_acq_rel);
     return r;
   }
@@ -97,7 +99,8 @@ class Waiter {
  private:
   static constexpr uint32_t kAppArmed = 1, kSleeper = 2;
   template <class Ready>
-  int block_inner(Progressable* src, uint64_t deadline_ns, Ready& ready) noexcept {
+  int block_inner(Progressable* src, uint64_t deadline_ns, Ready& ready,
+                  uint64_t budget_ns) noexcept {
     const uint64_t start = util::monotonic_ns();
     uint64_t nap = kNapMinNs;
     for (;;) {
@@ -105,8 +108,8 @@ class Waiter {
       if (closing_.load(std::memory_order_acquire)) return -FI_ECANCELED;
       const uint64_t now = util::monotonic_ns();
       if (now >= deadline_ns) return -FI_EAGAIN;
-      if (efd_ < 0 || now - start < kPollBudgetNs) {
-        if (efd_ < 0 || now - start >= kPollBudgetNs / 2) sched_yield();
+      if (efd_ < 0 || now - start < budget_ns) {
+        if (efd_ < 0 || now - start >= budget_ns / 2) sched_yield();
         continue;
       }
       uint64_t until = deadline_ns;
@@ -120,7 +123,11 @@ class Waiter {
       if (napping) until = std::min(until, now + nap);
       if (until <= now) continue;  // timer work is due: progress again
       state_.fetch_add(kSleeper, std::memory_order_seq_cst);
-      int r = ready() ? 0 : sleep(fd, until);
+      if (ready()) {  // the re-check after arming: what it read is the caller's result
+        state_.fetch_sub(kSleeper, std::memory_order_seq_cst);
+        return 0;
+      }
+      int r = sleep(fd, until);
       state_.fetch_sub(kSleeper, std::memory_order_seq_cst);
       drain();
       if (r == -FI_EINTR) return r;

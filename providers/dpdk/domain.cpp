@@ -63,7 +63,6 @@ DpdkFabric::~DpdkFabric() { dpdk_glue::eal_release(); }
 
 int DpdkFabric::open_domain(fi_info* info, fid_domain** dom, uint64_t flags, void* context) {
   if (!info->domain_attr || !info->domain_attr->name) return -FI_EINVAL;
-  if (info->domain_attr->data_progress == FI_PROGRESS_AUTO) return -FI_ENOSYS;
   int err = 0;
   std::shared_ptr<packet::Link> link = open_link(info, err);
   if (!link) return err;

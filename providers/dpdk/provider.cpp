@@ -48,6 +48,7 @@ class DpdkProvider final : public core::Provider {
     std::vector<std::string> devs;
     for (const auto& v : cfg.dpdk.vdevs) devs.push_back(device_name(v));
     for (const auto& p : cfg.eal.pci_allow) devs.push_back(device_name(p));
+    const size_t first = out.size();
     for (const std::string& dev : devs) {
       for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM, FI_EP_MSG}) {
         core::InfoTemplate t;
@@ -68,7 +69,8 @@ class DpdkProvider final : public core::Provider {
         out.push_back(i);
       }
     }
-    return out.empty() ? -FI_ENODATA : 0;
+    if (out.empty()) return -FI_ENODATA;
+    return packet::add_auto_progress_candidates(out, first);
   }
 
   int fabric(fi_fabric_attr* attr, fid_fabric** fabric, void* context) override {

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "lib/core/info_alloc.hpp"
 #include "lib/util/log.hpp"
 #include "transport/ops.hpp"
 
@@ -17,6 +18,17 @@ fi_info* make_info(core::InfoTemplate t) {
   // the endpoint ids of a port.
   if (t.type == FI_EP_MSG) t.max_ep_srx_ctx = kMaxSrxEndpoints;
   return core::make_info(t);
+}
+
+int add_auto_progress_candidates(std::vector<fi_info*>& out, size_t first) {
+  const size_t end = out.size();
+  for (size_t i = first; i < end; ++i) {
+    fi_info* a = core::dupinfo(out[i]);
+    if (!a) return -FI_ENOMEM;
+    a->domain_attr->data_progress = FI_PROGRESS_AUTO;
+    out.push_back(a);
+  }
+  return 0;
 }
 
 namespace {

@@ -3,6 +3,8 @@
 #pragma once
 #include <rdma/fabric.h>
 
+#include <vector>
+
 #include "lib/core/info_template.hpp"
 #include "providers/packet/name.hpp"
 
@@ -23,6 +25,11 @@ constexpr int kTransportMrModes = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATE
 // A candidate (malloc'd, free with core::freeinfo): core::make_info of t with the transport's
 // caps, MR modes and iov limit; nullptr on allocation failure.
 fi_info* make_info(core::InfoTemplate t);
+
+// Appends to out, after the candidates out[first..] (FI_PROGRESS_MANUAL, the default an
+// application without a progress hint gets first), a copy of each with data_progress
+// FI_PROGRESS_AUTO (a progress thread per port, docs/progress.md). Returns 0 or -FI_ENOMEM.
+int add_auto_progress_candidates(std::vector<fi_info*>& out, size_t first);
 
 // fi_getinfo(3) addressing for one provider: the names every candidate of one fi_getinfo call
 // carries, in the application's form `app` (the hinted addr_format, else FI_FORMAT_UNSPEC).

@@ -22,6 +22,7 @@ TransportDomain::TransportDomain(core::Fabric* fabric, const fi_info* info, void
   core::install_domain_ops<TransportDomain>(box_.fid);
   fmt_.set_resolver(this);
   share_lock(link_->lock());  // the port's endpoints (of every domain) progress together
+  if (auto_progress()) link_->enable_auto(cfg_);  // FI_PROGRESS_AUTO: the port's thread
 }
 
 TransportDomain::~TransportDomain() { teardown(); }  // normally done by close()

@@ -240,7 +240,9 @@ ssize_t TransportEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tag
   op.cq_data = a.data;
   op.context = a.context;
   op.flags = (tagged ? transport::kOpTagged : 0) | tx_flags(flags, inject_call);
-  return -core::fi_errno_of(engine_->send(op));
+  const Status st = engine_->send(op);
+  tdom_->link().kick();  // an automatic-progress thread asleep learns of the new timers
+  return -core::fi_errno_of(st);
 }
 
 ssize_t TransportEndpoint::recv(const core::MsgArgs& a, uint64_t flags, bool tagged) noexcept {
@@ -256,7 +258,9 @@ ssize_t TransportEndpoint::recv(const core::MsgArgs& a, uint64_t flags, bool tag
     op.peer = resolve(a.addr);
     if (op.peer == transport::kNoPeer) return -FI_EINVAL;
   }
-  return -core::fi_errno_of(engine_->recv(op));
+  const Status st = engine_->recv(op);
+  tdom_->link().kick();
+  return -core::fi_errno_of(st);
 }
 
 ssize_t TransportEndpoint::cancel(void* context) noexcept {

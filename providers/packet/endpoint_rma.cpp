@@ -47,7 +47,9 @@ ssize_t TransportEndpoint::post_rma(RmaOp& op, fi_addr_t addr) noexcept {
   util::Guard<util::MaybeLock> g(tdom_->lock());
   op.peer = resolve(addr);
   if (op.peer == transport::kNoPeer) return no_peer_error();
-  return -core::fi_errno_of(engine_->rma(op));
+  const util::Status st = engine_->rma(op);
+  tdom_->link().kick();
+  return -core::fi_errno_of(st);
 }
 
 ssize_t TransportEndpoint::rma_common(const fi_msg_rma& m, uint64_t flags, bool inject_call,

@@ -99,7 +99,7 @@ void Link::progress() noexcept {
   progress_locked();
 }
 
-void Link::progress_locked() noexcept {
+bool Link::progress_locked() noexcept {
   transport::PacketBuf bufs[32];
   uint16_t n = io_->rx_burst(bufs, 32);
   const uint64_t rx_ns = n ? clock_.now_ns() : 0;  // one clock read per burst, not per packet
@@ -117,8 +117,33 @@ void Link::progress_locked() noexcept {
     r->on_packet(bufs[i], rx_ns);
   }
   io_->service();
-  for (size_t i = 1; i < rx_.size(); ++i)
-    if (rx_[i]) rx_[i]->progress();
+  bool busy = n > 0;
+  for (size_t i = 1; i < rx_.size(); ++i) {
+    if (!rx_[i]) continue;
+    rx_[i]->progress();
+    busy = busy || rx_[i]->busy();
+  }
+  return busy;
+}
+
+void Link::enable_auto(const config::Config& cfg) {
+  util::Guard<util::MaybeLock> g(lock_);  // no progress round runs while the threads change
+  if (assist_.auto_mode()) return;
+  assist_.stop();
+  static std::atomic<uint32_t> next_cpu{0};
+  const std::vector<int> cpus = config::parse_cpu_list(cfg.progress.cores);
+  const int cpu = cpus.empty() ? -1 : cpus[next_cpu.fetch_add(1) % cpus.size()];
+  Link* self = this;
+  assist_.start_auto("pollfab-progress", *this, uint64_t(cfg.progress.idle_us) * 1000, cpu, [self] {
+    // The application's calls go first: a held lock means it is posting or reading, which
+    // counts as activity (poll again soon rather than sleep).
+    if (!self->lock_.try_lock()) return true;
+    const bool busy = self->progress_locked();
+    self->lock_.unlock();
+    return busy;
+  });
+  PF_LOG(prov_.c_str(), Info, Domain, "{}: automatic progress (cpu {}, idle {} us)", label_, cpu,
+         cfg.progress.idle_us);
 }
 
 bool Link::prepare_wait() noexcept {

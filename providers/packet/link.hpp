@@ -48,9 +48,12 @@ class Receiver {
   virtual uint64_t cm_drops() const noexcept { return 0; }
   // When its progress() has timer work (monotonic ns; UINT64_MAX: none; under the lock).
   virtual uint64_t next_deadline_ns() const noexcept { return UINT64_MAX; }
+  // True while it has work in flight (sends queued or unacknowledged; under the lock): an
+  // automatic-progress thread keeps polling.
+  virtual bool busy() const noexcept { return false; }
 };
 
-class Link {
+class Link final : public core::Progressable {
  public:
   // The open link of key, or null.
   static std::shared_ptr<Link> find(const std::string& key);
@@ -61,7 +64,7 @@ class Link {
   static std::shared_ptr<Link> create(const std::string& key, std::unique_ptr<transport::PacketIo> io,
                                       const config::Config& cfg, const Name& local,
                                       const std::string& prov, const std::string& label);
-  ~Link();
+  ~Link() override;
   Link(const Link&) = delete;
   Link& operator=(const Link&) = delete;
 
@@ -92,13 +95,26 @@ class Link {
   // prepare_wait() (false while the I/O layers hold packets the descriptor cannot show, or a
   // receiver has timer work due now) and the earliest timer of the receivers and I/O layers.
   // Take the lock themselves.
-  int wait_fd() const noexcept { return io_->wait_fd(); }
-  bool prepare_wait() noexcept;
-  uint64_t next_deadline_ns() noexcept;
+  int wait_fd() noexcept override { return io_->wait_fd(); }
+  bool prepare_wait() noexcept override;
+  uint64_t next_deadline_ns() noexcept override;
 
   // One round of progress (takes the lock; the assist thread's clock restarts).
-  void progress() noexcept;
-  void progress_locked() noexcept;
+  void progress() noexcept override;
+  // The same under the lock; true if it moved packets or a receiver is busy.
+  bool progress_locked() noexcept;
+
+  // FI_PROGRESS_AUTO (docs/progress.md): from now on a thread drives this port's progress
+  // (the liveness assist stops: the thread does its job). Pinned to the next CPU of
+  // progress.cores (round robin over the process's ports), polling progress.idle_us after the
+  // last work before it sleeps. No-op if already automatic. Throws std::system_error.
+  void enable_auto(const config::Config& cfg);
+  bool auto_progress() const noexcept { return assist_.auto_mode(); }
+  // The application posted work (a send, an RMA): an automatic-progress thread asleep wakes,
+  // since its timers did not know about it. One fence and a load when it is awake.
+  void kick() noexcept {
+    if (assist_.auto_mode()) assist_.wake();
+  }
   // I/O counters (under the lock). Returns how many it wrote.
   size_t io_counters(util::Counter* out, size_t max) const noexcept { return io_->counters(out, max); }
   uint64_t dropped_unknown_ep() const noexcept { return drop_unknown_ep_; }
@@ -106,7 +122,7 @@ class Link {
   // (under the lock); RESETs the port sent for unknown endpoint ids.
   uint64_t cm_dropped() const noexcept;
   uint64_t cm_resets_tx() const noexcept { return resets_tx_; }
-  uint64_t assist_runs() const noexcept { return assist_.runs(); }
+  uint64_t assist_runs() const noexcept { return assist_.runs(); }  // assist or auto runs
 
  private:
   Link(std::string key, const Name& local, std::string prov, std::string label);
@@ -129,7 +145,7 @@ class Link {
   // The last RESET's route (a fault layer holding that packet late keeps pointing here; a later
   // RESET may redirect it, and its receiver drops it by conn_id: harmless).
   transport::Route reset_route_;
-  core::ProgressThread assist_;
+  core::ProgressThread assist_;  // the liveness assist, or the automatic-progress thread
 };
 
 }  // namespace pollfab::providers::packet

@@ -35,7 +35,11 @@ ssize_t TransportSrx::recv(const core::MsgArgs& a, uint64_t flags, bool tagged) 
   if (int r = make_recv_op(a, flags, tagged, true, min_multi_recv_, op)) return r;
   op.peer = transport::kAnyPeer;
   util::Guard<util::MaybeLock> g(tdom_->lock());
-  if (!engines_.empty()) return -core::fi_errno_of(engines_.front()->recv(op));
+  if (!engines_.empty()) {
+    const util::Status st = engines_.front()->recv(op);
+    tdom_->link().kick();
+    return -core::fi_errno_of(st);
+  }
   // No endpoint yet, so no message either: a receive just waits in the queue.
   if (op.flags & (transport::kOpPeek | transport::kOpClaim)) return -FI_EOPBADSTATE;
   transport::RecvEntry* r = matcher_.new_recv();

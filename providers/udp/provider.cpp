@@ -39,7 +39,6 @@ class UdpFabric final : public core::Fabric {
     core::install_fabric_ops<UdpFabric>(box_.fid);
   }
   int open_domain(fi_info* info, fid_domain** dom, uint64_t flags, void* context) override {
-    if (info->domain_attr && info->domain_attr->data_progress == FI_PROGRESS_AUTO) return -FI_ENOSYS;
     int err = 0;
     std::shared_ptr<packet::Link> link = open_link(info, err);
     if (!link) return err;
@@ -122,6 +121,7 @@ class UdpProvider final : public core::Provider {
     packet::InfoNames names;
     if (int r = packet::info_names(kName, local, node, service, flags, hints, names)) return r;
     const size_t dgram_max = UdpIo::kMaxPacketBytes - transport::wire::kHeaderBytes;
+    const size_t first = out.size();
     for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM, FI_EP_MSG}) {
       core::InfoTemplate t;
       t.prov_name = kName;
@@ -140,7 +140,7 @@ class UdpProvider final : public core::Provider {
       }
       out.push_back(i);
     }
-    return 0;
+    return packet::add_auto_progress_candidates(out, first);
   }
 
   int fabric(fi_fabric_attr* attr, fid_fabric** fabric, void* context) override {

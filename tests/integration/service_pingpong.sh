@@ -7,6 +7,8 @@
 #   LINK tap|memif: dpdk between testbed hosts a and b (the client resolves a's MAC by ARP; the
 #   test fails unless the client's close-time counters show arp_learned > 0);
 #   LINK udp: the udp provider on loopback in a network namespace this script creates.
+# PINGPONG_ARGS (environment): more `pollfab pingpong` options for both sides (e.g.
+# "--progress auto --wait fd"); PINGPONG_TASKSET: run both sides under `taskset -c` this CPU list.
 # Always removes what it created.
 set -euo pipefail
 build=$(cd "$1" && pwd); link=$2; sizes=$3; iters=$4; ep=${5:-rdm}
@@ -34,12 +36,15 @@ else
   srv=("$P" testbed exec a --); cli=("$P" testbed exec b --); prov=dpdk
   addr=$("$P" testbed addr a)
 fi
-timeout "$limit" "${srv[@]}" "$P" pingpong -p "$prov" -e "$ep" -P 4000 -S "$sizes" -I "$iters" -c \
-  > "$logs/server" 2>&1 &
+read -r -a extra <<<"${PINGPONG_ARGS:-}"
+pin=()
+[ -n "${PINGPONG_TASKSET:-}" ] && pin=(taskset -c "$PINGPONG_TASKSET")
+timeout "$limit" "${srv[@]}" "${pin[@]}" "$P" pingpong -p "$prov" -e "$ep" -P 4000 -S "$sizes" \
+  -I "$iters" -c "${extra[@]}" > "$logs/server" 2>&1 &
 server_pid=$!
 set +e
-timeout "$limit" "${cli[@]}" "$P" pingpong -p "$prov" -e "$ep" -S "$sizes" -I "$iters" -c "$addr:4000" \
-  > "$logs/client" 2>&1
+timeout "$limit" "${cli[@]}" "${pin[@]}" "$P" pingpong -p "$prov" -e "$ep" -S "$sizes" -I "$iters" \
+  -c "${extra[@]}" "$addr:4000" > "$logs/client" 2>&1
 client_rc=$?
 wait "$server_pid"
 server_rc=$?

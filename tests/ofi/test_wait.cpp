@@ -128,6 +128,41 @@ TEST(OfiWait, SreadSleepsAndWakesOnThePeersSend) {
   }
 }
 
+// Both sides block in fi_cq_sread for every message of a ping-pong: no completion is lost
+// between a sleeper's last check and its sleep (each round trip must complete).
+TEST(OfiWait, PingPongWithBothSidesInSread) {
+  Node a(FI_WAIT_UNSPEC), b(FI_WAIT_UNSPEC);
+  const fi_addr_t to_b = a.insert(b), to_a = b.insert(a);
+  constexpr int kRounds = 300;
+  auto side = [](Node& n, fi_addr_t peer, bool first, std::atomic<int>& done) {
+    char buf[8] = {}, msg[8] = "ping";
+    fi_context rctx, sctx;
+    for (int i = 0; i < kRounds; ++i) {
+      if (fi_recv(n.ep, buf, sizeof buf, nullptr, FI_ADDR_UNSPEC, &rctx)) return;
+      if (first && fi_send(n.ep, msg, sizeof msg, nullptr, peer, &sctx)) return;
+      int want = first ? 2 : 1;  // the send's and the receive's completions
+      while (want > 0) {
+        fi_cq_entry e;
+        ssize_t r = fi_cq_sread(n.cq, &e, 1, nullptr, 2000);
+        if (r != 1) return;  // a lost completion: the round never finishes
+        --want;
+      }
+      if (!first) {
+        if (fi_send(n.ep, msg, sizeof msg, nullptr, peer, &sctx)) return;
+        fi_cq_entry e;
+        if (fi_cq_sread(n.cq, &e, 1, nullptr, 2000) != 1) return;
+      }
+      done = i + 1;
+    }
+  };
+  std::atomic<int> done_a{0}, done_b{0};
+  std::thread tb([&] { side(b, to_a, false, done_b); });
+  side(a, to_b, true, done_a);
+  tb.join();
+  EXPECT_EQ(done_a.load(), kRounds);
+  EXPECT_EQ(done_b.load(), kRounds);
+}
+
 // The application's own poll(2) on FI_GETWAIT's descriptor, after fi_trywait (fi_poll(3)).
 TEST(OfiWait, TrywaitThenPollTheFdWakesOnThePeersSend) {
   Node rx(FI_WAIT_FD), tx(FI_WAIT_NONE);

@@ -104,7 +104,7 @@ TEST_F(ConfigTest, SchemaIsCompleteAndConsistent) {
     // The struct's initializers are the schema's defaults.
     EXPECT_EQ(value_text(Config{}, k), k.default_text) << name;
   }
-  EXPECT_EQ(schema().size(), 48u);
+  EXPECT_EQ(schema().size(), 50u);
   EXPECT_EQ(std::string(key("dpdk", "mtu").unit), "bytes");
   EXPECT_EQ(std::string(key("transport", "rto_min_us").unit), "us");
   EXPECT_EQ(std::string(key("fault", "drop").unit), "probability");
@@ -225,7 +225,7 @@ TEST_F(ConfigTest, UnknownSection) {
   std::string e = error_of("\n[dpdkk]\nmtu = 1500\n");
   EXPECT_HAS(e, path("bad.toml") + ":2:");
   EXPECT_HAS(e, "unknown section 'dpdkk'");
-  EXPECT_HAS(e, "eal, dpdk, udp, transport, fault, stats");
+  EXPECT_HAS(e, "eal, dpdk, udp, transport, fault, progress, stats");
   e = error_of("dpdk = 3\n");
   EXPECT_HAS(e, "section 'dpdk' must be a table, got integer");
 }
@@ -258,6 +258,16 @@ TEST_F(ConfigTest, OutOfRange) {
   EXPECT_HAS(error_of("[fault]\nseed = -1\n"), "key 'fault.seed': must be between 0 and 9223372036854775807, got -1");
   EXPECT_HAS(error_of("[dpdk]\nrx_queue_size = 32768\n"), "key 'dpdk.rx_queue_size': must be a power of two between 64 and 16384");
   EXPECT_HAS(error_of("[udp]\nport = 65536\n"), "key 'udp.port': must be between 0 and 65535, got 65536");
+}
+
+TEST_F(ConfigTest, ProgressCoresIsACpuList) {
+  EXPECT_EQ(parse_cpu_list("0,2-3,6"), (std::vector<int>{0, 2, 3, 6}));
+  EXPECT_EQ(parse_cpu_list("1"), (std::vector<int>{1}));
+  for (const char* bad : {"", "a", "3-1", "1,", ",1", "1--2", "4096"})
+    EXPECT_TRUE(parse_cpu_list(bad).empty()) << bad;
+  EXPECT_HAS(error_of("[progress]\ncores = \"0-\"\n"),
+             "key 'progress.cores': must be \"\" or a list of CPUs and ranges (e.g. 1 or 2-3,6), got '0-'");
+  EXPECT_HAS(error_of("[progress]\nidle_us = -1\n"), "key 'progress.idle_us': must be between 0 and 1000000");
 }
 
 TEST_F(ConfigTest, BadEnumAndFormatValues) {
