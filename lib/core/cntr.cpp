@@ -51,14 +51,7 @@ int Cntr::wait(uint64_t threshold, int timeout_ms) noexcept {
 }
 
 int Cntr::control(int command, void* arg) {
-  switch (command) {
-    case FI_GETWAIT: return waiter_.get_wait(arg, progress_ ? progress_->wait_fd() : -1);
-    case FI_GETWAITOBJ:
-      if (!arg) return -FI_EINVAL;
-      *static_cast<fi_wait_obj*>(arg) = waiter_.kind();
-      return 0;
-    default: return -FI_ENOSYS;
-  }
+  return waiter_.control(command, arg, progress_ ? progress_->wait_fd() : -1, waiter_.kind());
 }
 
 int Cntr::trywait() noexcept {

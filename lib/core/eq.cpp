@@ -31,16 +31,8 @@ int Eq::close() {
 }
 
 int Eq::control(int command, void* arg) {
-  switch (command) {
-    case FI_GETWAIT:
-      if (attr_.wait_obj == FI_WAIT_NONE) return -FI_ENODATA;
-      return waiter_.get_wait(arg, -1);
-    case FI_GETWAITOBJ:
-      if (!arg) return -FI_EINVAL;
-      *static_cast<fi_wait_obj*>(arg) = attr_.wait_obj;
-      return 0;
-    default: return -FI_ENOSYS;
-  }
+  if (command == FI_GETWAIT && attr_.wait_obj == FI_WAIT_NONE) return -FI_ENODATA;
+  return waiter_.control(command, arg, -1, attr_.wait_obj);
 }
 
 int Eq::trywait() noexcept {

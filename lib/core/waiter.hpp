@@ -78,6 +78,18 @@ class Waiter {
   // *(fi_mutex_cond*)arg. Returns 0, -FI_EINVAL (arg null), -FI_ENODATA (no native object),
   // -FI_ENOMEM / -FI_EOTHER (epoll failed).
   int get_wait(void* arg, int src_fd) noexcept;
+  // The owner's fi_control for the wait commands: FI_GETWAIT (get_wait) and FI_GETWAITOBJ
+  // (*(fi_wait_obj*)arg = shown: the kind the application asked for); -FI_ENOSYS for others.
+  int control(int command, void* arg, int src_fd, fi_wait_obj shown) noexcept {
+    switch (command) {
+      case FI_GETWAIT: return get_wait(arg, src_fd);
+      case FI_GETWAITOBJ:
+        if (!arg) return -FI_EINVAL;
+        *static_cast<fi_wait_obj*>(arg) = shown;
+        return 0;
+      default: return -FI_ENOSYS;
+    }
+  }
 
   // Blocks until ready() is true (0), deadline_ns passes (-FI_EAGAIN; UINT64_MAX: never), a
   // signal interrupts the sleep (-FI_EINTR), or close() runs (-FI_ECANCELED). ready() is

@@ -51,8 +51,10 @@ inline int getinfo_for(fi_ep_type type, uint64_t caps, const char* node, const c
 // fi_getinfo for the test provider with these caps (and the hints the callers add).
 inline InfoPtr get_info(uint64_t caps, fi_av_type av_type = FI_AV_MAP,
                         fi_threading threading = FI_THREAD_DOMAIN, int mr_mode = 0,
-                        uint32_t addr_format = FI_FORMAT_UNSPEC) {
+                        uint32_t addr_format = FI_FORMAT_UNSPEC,
+                        fi_progress progress = FI_PROGRESS_UNSPEC) {
   fi_info* hints = fi_allocinfo();
+  hints->domain_attr->data_progress = progress;
   hints->addr_format = addr_format;
   hints->ep_attr->type = FI_EP_RDM;
   hints->caps = caps;

@@ -4,14 +4,11 @@
 // FI_DELIVERY_COMPLETE sends (its port's thread does the work; the liveness assist is off, so
 // nothing else could), its reader is woken by the thread's completions, and an idle thread
 // sleeps instead of spinning.
-#include <rdma/fi_eq.h>
-#include <sys/resource.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <thread>
 
-#include "tests/ofi/ofi_fixture.hpp"
+#include "tests/ofi/node_fixture.hpp"
 
 namespace pollfab::ofitest {
 namespace {
@@ -19,63 +16,9 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-double process_cpu_ms() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3 + ru.ru_stime.tv_sec * 1e3 +
-         ru.ru_stime.tv_usec / 1e3;
-}
-
 InfoPtr info_with(fi_progress progress) {
-  fi_info* hints = fi_allocinfo();
-  hints->ep_attr->type = FI_EP_RDM;
-  hints->caps = FI_MSG;
-  hints->mode = FI_CONTEXT;
-  hints->domain_attr->data_progress = progress;
-  hints->fabric_attr->prov_name = strdup(test_provider());
-  fi_info* info = nullptr;
-  int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info);
-  fi_freeinfo(hints);
-  EXPECT_EQ(rc, 0) << fi_strerror(-rc);
-  return InfoPtr(rc == 0 ? info : nullptr);
+  return get_info(FI_MSG, FI_AV_MAP, FI_THREAD_DOMAIN, 0, FI_FORMAT_UNSPEC, progress);
 }
-
-// One RDM endpoint on a domain (its own port) opened from info, CQ with wait_obj.
-struct Node {
-  fid_fabric* fabric = nullptr;
-  fid_domain* domain = nullptr;
-  fid_av* av = nullptr;
-  fid_cq* cq = nullptr;
-  fid_ep* ep = nullptr;
-  std::vector<uint8_t> name = std::vector<uint8_t>(64);
-  Node(fi_info* info, fi_wait_obj wait) {
-    EXPECT_EQ(fi_fabric(info->fabric_attr, &fabric, nullptr), 0);
-    EXPECT_EQ(fi_domain(fabric, info, &domain, nullptr), 0);
-    fi_av_attr aa{};
-    aa.type = FI_AV_MAP;
-    EXPECT_EQ(fi_av_open(domain, &aa, &av, nullptr), 0);
-    fi_cq_attr ca{};
-    ca.format = FI_CQ_FORMAT_CONTEXT;
-    ca.wait_obj = wait;
-    ca.size = 4096;
-    EXPECT_EQ(fi_cq_open(domain, &ca, &cq, nullptr), 0);
-    EXPECT_EQ(fi_endpoint(domain, info, &ep, nullptr), 0);
-    EXPECT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
-    EXPECT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
-    EXPECT_EQ(fi_enable(ep), 0);
-    size_t len = name.size();
-    EXPECT_EQ(fi_getname(&ep->fid, name.data(), &len), 0);
-    name.resize(len);
-  }
-  ~Node() {
-    for (fid* f : {&ep->fid, &cq->fid, &av->fid, &domain->fid, &fabric->fid}) fi_close(f);
-  }
-  fi_addr_t insert(const Node& peer) {
-    fi_addr_t a = FI_ADDR_NOTAVAIL;
-    EXPECT_EQ(fi_av_insert(av, peer.name.data(), 1, &a, 0, nullptr), 1);
-    return a;
-  }
-};
 
 TEST(OfiAutoProgress, GetinfoOffersAutoAfterManual) {
   fi_info* hints = fi_allocinfo();
@@ -154,9 +97,9 @@ TEST(OfiAutoProgress, ASleepingServerServesDeliveryCompleteSends) {
     EXPECT_EQ(got, kMsgs);
     // Idle now: the thread sleeps (under 5% of a CPU for the whole process over a second).
     std::this_thread::sleep_for(200ms);
-    const double cpu0 = process_cpu_ms();
+    const double cpu0 = cpu_ms(RUSAGE_SELF);
     std::this_thread::sleep_for(1s);
-    EXPECT_LT(process_cpu_ms() - cpu0, 50.0);
+    EXPECT_LT(cpu_ms(RUSAGE_SELF) - cpu0, 50.0);
   }
   unsetenv(assist.c_str());
 }

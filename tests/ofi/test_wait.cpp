@@ -12,7 +12,7 @@
 #include <cstring>
 #include <thread>
 
-#include "tests/ofi/ofi_fixture.hpp"
+#include "tests/ofi/node_fixture.hpp"
 
 namespace pollfab::ofitest {
 namespace {
@@ -20,59 +20,9 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-double thread_cpu_ms() {
-  rusage ru{};
-  getrusage(RUSAGE_THREAD, &ru);
-  return ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3 + ru.ru_stime.tv_sec * 1e3 +
-         ru.ru_stime.tv_usec / 1e3;
-}
-
-// One RDM endpoint on a domain of its own (its own port), with a CQ and a counter of the
-// given wait kind, its peer's name inserted in its AV.
-struct Node {
-  InfoPtr info = get_info(FI_MSG);
-  fid_fabric* fabric = nullptr;
-  fid_domain* domain = nullptr;
-  fid_av* av = nullptr;
-  fid_cq* cq = nullptr;
-  fid_cntr* cntr = nullptr;
-  fid_ep* ep = nullptr;
-  std::vector<uint8_t> name = std::vector<uint8_t>(64);
-
-  explicit Node(fi_wait_obj kind) {
-    EXPECT_EQ(fi_fabric(info->fabric_attr, &fabric, nullptr), 0);
-    EXPECT_EQ(fi_domain(fabric, info.get(), &domain, nullptr), 0);
-    fi_av_attr aa{};
-    aa.type = FI_AV_MAP;
-    EXPECT_EQ(fi_av_open(domain, &aa, &av, nullptr), 0);
-    fi_cq_attr ca{};
-    ca.format = FI_CQ_FORMAT_CONTEXT;
-    ca.wait_obj = kind;
-    EXPECT_EQ(fi_cq_open(domain, &ca, &cq, nullptr), 0);
-    fi_cntr_attr na{};
-    na.events = FI_CNTR_EVENTS_COMP;
-    na.wait_obj = kind;
-    EXPECT_EQ(fi_cntr_open(domain, &na, &cntr, nullptr), 0);
-    EXPECT_EQ(fi_endpoint(domain, info.get(), &ep, nullptr), 0);
-    EXPECT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
-    EXPECT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
-    EXPECT_EQ(fi_ep_bind(ep, &cntr->fid, FI_RECV), 0);
-    EXPECT_EQ(fi_enable(ep), 0);
-    size_t len = name.size();
-    EXPECT_EQ(fi_getname(&ep->fid, name.data(), &len), 0);
-    name.resize(len);
-  }
-  ~Node() {
-    for (fid* f : {ep ? &ep->fid : nullptr, cq ? &cq->fid : nullptr,
-                   cntr ? &cntr->fid : nullptr, av ? &av->fid : nullptr,
-                   domain ? &domain->fid : nullptr, fabric ? &fabric->fid : nullptr})
-      if (f) fi_close(f);
-  }
-  fi_addr_t insert(const Node& peer) {
-    fi_addr_t a = FI_ADDR_NOTAVAIL;
-    EXPECT_EQ(fi_av_insert(av, peer.name.data(), 1, &a, 0, nullptr), 1);
-    return a;
-  }
+// A node on the provider's first (manual-progress) RDM info, and its send helper.
+struct WaitNode : Node {
+  explicit WaitNode(fi_wait_obj kind) : Node(info(), kind) {}
   // Sends len bytes to dest and waits for the send's completion (this thread progresses).
   void send_and_wait(fi_addr_t dest, size_t len = 8) {
     std::vector<char> buf(len, 'x');
@@ -86,12 +36,18 @@ struct Node {
     while (fi_cq_read(cq, &e, 1) != 1 && Clock::now() < end) {
     }
   }
+  static fi_info* info() {
+    static InfoPtr i = get_info(FI_MSG);
+    return i.get();
+  }
 };
+
+double thread_cpu_ms() { return cpu_ms(RUSAGE_THREAD); }
 
 // A blocked fi_cq_sread sleeps (little CPU) and wakes on the peer's send; fi_cntr_wait too.
 TEST(OfiWait, SreadSleepsAndWakesOnThePeersSend) {
   for (fi_wait_obj kind : {FI_WAIT_FD, FI_WAIT_UNSPEC, FI_WAIT_MUTEX_COND}) {
-    Node rx(kind), tx(FI_WAIT_NONE);
+    WaitNode rx(kind), tx(FI_WAIT_NONE);
     const fi_addr_t to_rx = tx.insert(rx);
     rx.insert(tx);
     char buf[64];
@@ -131,10 +87,10 @@ TEST(OfiWait, SreadSleepsAndWakesOnThePeersSend) {
 // Both sides block in fi_cq_sread for every message of a ping-pong: no completion is lost
 // between a sleeper's last check and its sleep (each round trip must complete).
 TEST(OfiWait, PingPongWithBothSidesInSread) {
-  Node a(FI_WAIT_UNSPEC), b(FI_WAIT_UNSPEC);
+  WaitNode a(FI_WAIT_UNSPEC), b(FI_WAIT_UNSPEC);
   const fi_addr_t to_b = a.insert(b), to_a = b.insert(a);
   constexpr int kRounds = 300;
-  auto side = [](Node& n, fi_addr_t peer, bool first, std::atomic<int>& done) {
+  auto side = [](WaitNode& n, fi_addr_t peer, bool first, std::atomic<int>& done) {
     char buf[8] = {}, msg[8] = "ping";
     fi_context rctx, sctx;
     for (int i = 0; i < kRounds; ++i) {
@@ -165,7 +121,7 @@ TEST(OfiWait, PingPongWithBothSidesInSread) {
 
 // The application's own poll(2) on FI_GETWAIT's descriptor, after fi_trywait (fi_poll(3)).
 TEST(OfiWait, TrywaitThenPollTheFdWakesOnThePeersSend) {
-  Node rx(FI_WAIT_FD), tx(FI_WAIT_NONE);
+  WaitNode rx(FI_WAIT_FD), tx(FI_WAIT_NONE);
   const fi_addr_t to_rx = tx.insert(rx);
   rx.insert(tx);
   fi_wait_obj kind = FI_WAIT_NONE;
@@ -206,7 +162,7 @@ TEST(OfiWait, TrywaitThenPollTheFdWakesOnThePeersSend) {
 }
 
 TEST(OfiWait, SignalWakesAndCloseCancelsABlockedReader) {
-  Node n(FI_WAIT_FD);
+  WaitNode n(FI_WAIT_FD);
   std::atomic<ssize_t> got{1};
   std::thread reader([&] {
     fi_cq_entry e;
@@ -237,7 +193,7 @@ TEST(OfiWait, SignalWakesAndCloseCancelsABlockedReader) {
 }
 
 TEST(OfiWait, MutexCondAndEqAndTheErrorCodes) {
-  Node mc(FI_WAIT_MUTEX_COND);
+  WaitNode mc(FI_WAIT_MUTEX_COND);
   fi_mutex_cond m{};
   ASSERT_EQ(fi_control(&mc.cq->fid, FI_GETWAIT, &m), 0);
   ASSERT_NE(m.mutex, nullptr);
@@ -258,7 +214,7 @@ TEST(OfiWait, MutexCondAndEqAndTheErrorCodes) {
   signaller.join();
 
   // Mixed kinds in one fi_trywait, and objects without a native wait object.
-  Node fd(FI_WAIT_FD), none(FI_WAIT_NONE), yield(FI_WAIT_YIELD);
+  WaitNode fd(FI_WAIT_FD), none(FI_WAIT_NONE), yield(FI_WAIT_YIELD);
   fid* mixed[] = {&mc.cq->fid, &fd.cq->fid};
   EXPECT_EQ(fi_trywait(fd.fabric, mixed, 2), -FI_EINVAL);
   fid* no_wait[] = {&none.cq->fid};
