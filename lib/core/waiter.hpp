@@ -126,7 +126,7 @@ class Waiter {
       }
       uint64_t until = deadline_ns;
       int fd = -1;
-      bool napping = true;
+      bool napping = false;  // without a source only notify() can bring news: just sleep
       if (src) {
         fd = src->wait_fd();
         napping = fd < 0 || !src->prepare_wait();
