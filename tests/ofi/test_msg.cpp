@@ -3,7 +3,9 @@
 // the provider under test (PF_TEST_PROV). Covers CM data both ways, FI_CONNREQ/FI_CONNECTED/
 // FI_SHUTDOWN events, reject with CM data (FI_ECONNREFUSED, err_data in the caller's buffer and
 // in the EQ's), a connect nobody answers (FI_ETIMEDOUT), and the error codes of bad calls.
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_eq.h>
+#include <rdma/fi_rma.h>
 
 #include <cstring>
 #include <string>
@@ -15,9 +17,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-InfoPtr msg_info() {
+InfoPtr msg_info(uint64_t caps = FI_MSG) {
   InfoPtr info;
-  int rc = getinfo_for(FI_EP_MSG, FI_MSG, nullptr, nullptr, 0, FI_FORMAT_UNSPEC, info);
+  int rc = getinfo_for(FI_EP_MSG, caps, nullptr, nullptr, 0, FI_FORMAT_UNSPEC, info);
   EXPECT_EQ(rc, 0) << fi_strerror(-rc);
   return info;
 }
@@ -26,6 +28,13 @@ struct Side {
   fid_domain* domain = nullptr;
   fid_ep* ep = nullptr;
   fid_cq* cq = nullptr;
+  // Closes the endpoint, then a region of the domain, then the rest.
+  void close_ep_first(fid_mr* mr) {
+    if (ep) fi_close(&ep->fid);
+    ep = nullptr;
+    if (mr) fi_close(&mr->fid);
+    close();
+  }
   void close() {
     if (ep) fi_close(&ep->fid);
     if (cq) fi_close(&cq->fid);
@@ -36,7 +45,7 @@ struct Side {
 
 class Msg {
  public:
-  Msg() : info_(msg_info()) {
+  explicit Msg(uint64_t caps = FI_MSG) : info_(msg_info(caps)) {
     if (!info_) return;
     EXPECT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
     fi_eq_attr ea{};
@@ -73,10 +82,10 @@ class Msg {
     return name;
   }
   // An enabled endpoint on its own domain (info: the fi_getinfo result or a CONNREQ's info).
-  void open(Side& s, fi_info* info) {
+  void open(Side& s, fi_info* info, fi_cq_format format = FI_CQ_FORMAT_CONTEXT) {
     EXPECT_EQ(fi_domain(fabric_, info, &s.domain, nullptr), 0);
     fi_cq_attr ca{};
-    ca.format = FI_CQ_FORMAT_CONTEXT;
+    ca.format = format;
     EXPECT_EQ(fi_cq_open(s.domain, &ca, &s.cq, nullptr), 0);
     EXPECT_EQ(fi_endpoint(s.domain, info, &s.ep, nullptr), 0);
     EXPECT_EQ(fi_ep_bind(s.ep, &eq_->fid, 0), 0);
@@ -280,6 +289,107 @@ TEST(OfiMsg, ConnectNobodyAnswersTimesOutAClosedListenerRefuses) {
       EXPECT_TRUE(err.err == FI_ETIMEDOUT || err.err == FI_ECONNREFUSED) << err.err;
   }
   unsetenv(var.c_str());
+}
+
+// Waits for one completion on cq (bounded); tagged-format entry.
+bool completion(fid_cq* cq, fi_cq_tagged_entry& e) {
+  const auto end = std::chrono::steady_clock::now() + 10s;
+  do {
+    ssize_t n = fi_cq_read(cq, &e, 1);
+    if (n == 1) return true;
+    if (n != -FI_EAGAIN) return false;
+  } while (std::chrono::steady_clock::now() < end);
+  return false;
+}
+
+// The data operations of the earlier issue on a connection (one peer, no AV; fi_addr ignored):
+// tagged, CQ data, inject, multi-recv, RMA write and read, atomics.
+TEST(OfiMsg, TaggedDataInjectMultiRecvRmaAndAtomicsOnAConnection) {
+  Msg m(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_MULTI_RECV | FI_READ | FI_WRITE |
+        FI_REMOTE_READ | FI_REMOTE_WRITE);
+  ASSERT_TRUE(m.ok());
+  std::vector<uint8_t> pep_name = m.listen();
+  m.open(m.client, m.info(), FI_CQ_FORMAT_TAGGED);
+  ASSERT_EQ(fi_connect(m.client.ep, pep_name.data(), nullptr, 0), 0);
+  uint32_t event = 0;
+  std::vector<uint8_t> ev;
+  ASSERT_EQ(m.next(event, ev), 1);
+  ASSERT_EQ(event, uint32_t(FI_CONNREQ));
+  fi_info* req = reinterpret_cast<fi_eq_cm_entry*>(ev.data())->info;
+  m.open(m.server, req, FI_CQ_FORMAT_TAGGED);
+  ASSERT_EQ(fi_accept(m.server.ep, nullptr, 0), 0);
+  fi_freeinfo(req);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(m.next(event, ev), 1);
+    ASSERT_EQ(event, uint32_t(FI_CONNECTED));
+  }
+  fi_cq_tagged_entry e{};
+  fi_context c1, c2;
+  // Tagged.
+  char tbuf[8] = {};
+  ASSERT_EQ(fi_trecv(m.server.ep, tbuf, sizeof tbuf, nullptr, 0, 0x55, 0, &c1), 0);
+  ASSERT_EQ(fi_tsend(m.client.ep, "tg", 2, nullptr, 0, 0x55, &c2), 0);
+  ASSERT_TRUE(completion(m.server.cq, e));
+  EXPECT_EQ(e.flags, uint64_t(FI_RECV | FI_TAGGED));
+  EXPECT_EQ(e.tag, 0x55u);
+  EXPECT_EQ(std::string(tbuf, 2), "tg");
+  ASSERT_TRUE(completion(m.client.cq, e));
+  // Remote CQ data, then an inject.
+  char dbuf[8] = {};
+  ASSERT_EQ(fi_recv(m.server.ep, dbuf, sizeof dbuf, nullptr, 0, &c1), 0);
+  ASSERT_EQ(fi_senddata(m.client.ep, "dd", 2, nullptr, 0x77, 0, &c2), 0);
+  ASSERT_TRUE(completion(m.server.cq, e));
+  EXPECT_TRUE(e.flags & FI_REMOTE_CQ_DATA);
+  EXPECT_EQ(e.data, 0x77u);
+  ASSERT_TRUE(completion(m.client.cq, e));
+  ASSERT_EQ(fi_recv(m.server.ep, dbuf, sizeof dbuf, nullptr, 0, &c1), 0);
+  ASSERT_EQ(fi_inject(m.client.ep, "inj", 3, 0), 0);
+  ASSERT_TRUE(completion(m.server.cq, e));
+  EXPECT_EQ(std::string(dbuf, 3), "inj");
+  // Multi-recv: three messages in one buffer, the last slice releases it.
+  std::vector<char> mr_buf(200);  // retires after the third (less than 64 bytes free)
+  iovec iov{mr_buf.data(), mr_buf.size()};
+  fi_msg mm{};
+  mm.msg_iov = &iov;
+  mm.iov_count = 1;
+  mm.context = &c1;
+  ASSERT_EQ(fi_recvmsg(m.server.ep, &mm, FI_MULTI_RECV), 0);
+  for (char c : {'a', 'b', 'c'}) {
+    std::string msg(50, c);
+    ASSERT_EQ(fi_send(m.client.ep, msg.data(), msg.size(), nullptr, 0, &c2), 0);
+    ASSERT_TRUE(completion(m.client.cq, e));
+  }
+  for (char c : {'a', 'b', 'c'}) {
+    ASSERT_TRUE(completion(m.server.cq, e));
+    EXPECT_EQ(e.len, 50u);
+    EXPECT_EQ(static_cast<char*>(e.buf)[0], c);
+    EXPECT_EQ(bool(e.flags & FI_MULTI_RECV), c == 'c');
+  }
+  // RMA and atomics against the server's memory.
+  std::vector<uint64_t> region(64, 0);
+  fid_mr* mr = nullptr;
+  ASSERT_EQ(fi_mr_reg(m.server.domain, region.data(), region.size() * 8,
+                      FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0x42, 0, &mr, nullptr), 0);
+  const uint64_t key = fi_mr_key(mr);
+  const uint64_t base = (m.info()->domain_attr->mr_mode & FI_MR_VIRT_ADDR)
+                            ? reinterpret_cast<uint64_t>(region.data()) : 0;
+  uint64_t w[4] = {1, 2, 3, 4}, r[4] = {};
+  ASSERT_EQ(fi_write(m.client.ep, w, sizeof w, nullptr, 0, base + 8, key, &c2), 0);
+  ASSERT_TRUE(completion(m.client.cq, e));
+  EXPECT_EQ(e.flags, uint64_t(FI_RMA | FI_WRITE));
+  EXPECT_EQ(region[1], 1u);
+  EXPECT_EQ(region[4], 4u);
+  ASSERT_EQ(fi_read(m.client.ep, r, sizeof r, nullptr, 0, base + 8, key, &c2), 0);
+  ASSERT_TRUE(completion(m.client.cq, e));
+  EXPECT_EQ(std::memcmp(r, w, sizeof w), 0);
+  uint64_t add = 10, old = 0;
+  ASSERT_EQ(fi_fetch_atomic(m.client.ep, &add, 1, nullptr, &old, nullptr, 0, base + 8, key,
+                            FI_UINT64, FI_SUM, &c2), 0);
+  ASSERT_TRUE(completion(m.client.cq, e));
+  EXPECT_EQ(old, 1u);
+  EXPECT_EQ(region[1], 11u);
+  m.client.close();
+  m.server.close_ep_first(mr);
 }
 
 }  // namespace
