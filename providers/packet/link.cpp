@@ -148,7 +148,11 @@ void Link::enable_auto(const config::Config& cfg) {
 
 bool Link::prepare_wait() noexcept {
   util::Guard<util::MaybeLock> g(lock_);
-  return io_->prepare_wait();
+  if (io_->prepare_wait()) return true;
+  // No descriptor to sleep on (dpdk until Rx interrupts): a sleeper on an object's eventfd is
+  // still woken, within an assist interval, by the completions the liveness assist's (or the
+  // automatic thread's) progress writes. (Blocking calls nap on such a port regardless.)
+  return io_->wait_fd() < 0 && assist_.running();
 }
 
 uint64_t Link::next_deadline_ns() noexcept {

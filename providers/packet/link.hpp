@@ -92,8 +92,9 @@ class Link final : public core::Progressable {
   size_t receiver_slots() const noexcept { return rx_.size(); }
 
   // The wait source of the domains on this port (core::Progressable): the port's descriptor,
-  // prepare_wait() (false while the I/O layers hold packets the descriptor cannot show, or a
-  // receiver has timer work due now) and the earliest timer of the receivers and I/O layers.
+  // prepare_wait() (false while the I/O layers hold packets the descriptor cannot show; on a
+  // port without a descriptor, true while the assist or automatic thread runs, which will
+  // progress within its interval) and the earliest timer of the receivers and I/O layers.
   // Take the lock themselves.
   int wait_fd() noexcept override { return io_->wait_fd(); }
   bool prepare_wait() noexcept override;
