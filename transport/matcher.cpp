@@ -29,6 +29,15 @@ RecvEntry* Matcher::new_recv() noexcept {
   return r;
 }
 
+RecvEntry* Matcher::new_recv(const RecvOp& op) noexcept {
+  RecvEntry* r = new_recv();
+  if (r) {
+    r->op = op;
+    r->cap = iov_bytes(op.iov, op.iov_count);
+  }
+  return r;
+}
+
 bool Matcher::release(RecvEntry* r) noexcept {
   RecvEntry* b = r->parent;
   if (!b) {

@@ -79,6 +79,8 @@ class Matcher {
 
   // A free receive entry (op and cap set by the caller), nullptr when rx_size are in use.
   RecvEntry* new_recv() noexcept;
+  // The same for op: op copied, cap = the bytes its iov holds.
+  RecvEntry* new_recv(const RecvOp& op) noexcept;
   // Gives an entry back (completed, or never posted). For a multi-recv slice it returns true
   // if this was the last slice of a retired buffer: the buffer is given back too and the
   // slice's completion is the one that carries FI_MULTI_RECV.

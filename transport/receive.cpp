@@ -11,10 +11,8 @@ Status Engine::recv(const RecvOp& op) noexcept {
   if (op.peer != kAnyPeer && op.peer >= peers_.size()) return Status::Invalid;
   if (op.flags & kOpPeek) return peek(op);
   if (op.flags & kOpClaim) return recv_claimed(op);
-  RecvEntry* r = matcher_->new_recv();
+  RecvEntry* r = matcher_->new_recv(op);
   if (!r) return Status::NoResource;
-  r->op = op;
-  r->cap = iov_bytes(op.iov, op.iov_count);
   if (op.flags & kOpMultiRecv) {
     post_multi_recv(r);
     return Status::Ok;
@@ -69,13 +67,11 @@ Status Engine::recv_claimed(const RecvOp& op) noexcept {
     discard(u);
     return Status::Ok;
   }
-  RecvEntry* r = matcher_->new_recv();
+  RecvEntry* r = matcher_->new_recv(op);
   if (!r) {
     matcher_->claim(u, op.context);  // still claimed: the caller retries after progress
     return Status::NoResource;
   }
-  r->op = op;
-  r->cap = iov_bytes(op.iov, op.iov_count);
   receive_unexpected(u, r);
   return Status::Ok;
 }

@@ -37,8 +37,7 @@ uint64_t Cntr::readerr() noexcept {
 }
 
 int Cntr::wait(uint64_t threshold, int timeout_ms) noexcept {
-  const uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
-                                           : util::monotonic_ns() + uint64_t(timeout_ms) * 1000000ull;
+  const uint64_t deadline = Waiter::deadline_after_ms(timeout_ms);
   const uint64_t errs = err_.load();
   bool reached = false;
   const int w = waiter_.block(progress_, deadline, [&] {
@@ -55,10 +54,7 @@ int Cntr::control(int command, void* arg) {
 }
 
 int Cntr::trywait() noexcept {
-  if (!waiter_.native()) return -FI_EINVAL;
-  waiter_.arm_app();
-  if (progress_ && !progress_->prepare_wait()) return -FI_EAGAIN;
-  return 0;
+  return waiter_.trywait(progress_, [] { return false; });  // any change wakes the sleeper
 }
 
 }  // namespace pollfab::core

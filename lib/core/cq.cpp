@@ -55,15 +55,10 @@ int Cq::control(int command, void* arg) {
 }
 
 int Cq::trywait() noexcept {
-  if (!waiter_.native()) return -FI_EINVAL;
-  waiter_.arm_app();
-  {
+  return waiter_.trywait(progress_, [&] {
     util::Guard<util::MaybeLock> g(lock_);
-    if (!ring_.empty() || !errors_.empty()) return -FI_EAGAIN;
-  }
-  if (signaled_.load()) return -FI_EAGAIN;
-  if (progress_ && !progress_->prepare_wait()) return -FI_EAGAIN;
-  return 0;
+    return !ring_.empty() || !errors_.empty() || signaled_.load();
+  });
 }
 
 void Cq::push(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t data,
@@ -159,8 +154,7 @@ ssize_t Cq::readerr(fi_cq_err_entry* buf, uint64_t flags) noexcept {
 }
 
 ssize_t Cq::sread(void* buf, size_t count, fi_addr_t* src_addr, int timeout_ms) noexcept {
-  const uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
-                                           : util::monotonic_ns() + uint64_t(timeout_ms) * 1000000ull;
+  const uint64_t deadline = Waiter::deadline_after_ms(timeout_ms);
   ssize_t r = -FI_EAGAIN;
   const int w = waiter_.block(progress_, deadline, [&] {
     r = read(buf, count, src_addr);

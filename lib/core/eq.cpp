@@ -36,10 +36,11 @@ int Eq::control(int command, void* arg) {
 }
 
 int Eq::trywait() noexcept {
-  if (attr_.wait_obj == FI_WAIT_NONE || !waiter_.native()) return -FI_EINVAL;
-  waiter_.arm_app();
-  std::lock_guard<std::mutex> g(mu_);
-  return q_.empty() ? 0 : -FI_EAGAIN;
+  if (attr_.wait_obj == FI_WAIT_NONE) return -FI_EINVAL;
+  return waiter_.trywait(nullptr, [&] {
+    std::lock_guard<std::mutex> g(mu_);
+    return !q_.empty();
+  });
 }
 
 ssize_t Eq::read_locked(uint32_t* event, void* buf, size_t len, uint64_t flags) {
@@ -108,8 +109,7 @@ void Eq::write_error(const fi_eq_err_entry& err, const void* data, size_t len) {
 }
 
 ssize_t Eq::sread(uint32_t* event, void* buf, size_t len, int timeout, uint64_t flags) {
-  const uint64_t deadline = timeout < 0 ? UINT64_MAX
-                                        : util::monotonic_ns() + uint64_t(timeout) * 1000000ull;
+  const uint64_t deadline = Waiter::deadline_after_ms(timeout);
   ssize_t r = -FI_EAGAIN;
   const int w = waiter_.block(nullptr, deadline, [&] {
     std::lock_guard<std::mutex> g(mu_);

@@ -54,12 +54,7 @@ int Fabric::trywait(struct fid** fids, int count) noexcept {
 
 int Fabric::eq_open(fi_eq_attr* attr, fid_eq** eq, void* context) {
   if (attr) {
-    switch (attr->wait_obj) {
-      case FI_WAIT_NONE: case FI_WAIT_UNSPEC: case FI_WAIT_FD: case FI_WAIT_MUTEX_COND:
-      case FI_WAIT_YIELD:
-        break;
-      default: return -FI_ENOSYS;  // FI_WAIT_SET: not yet
-    }
+    if (int r = Waiter::validate(attr->wait_obj)) return r;  // FI_WAIT_SET: not yet
     if (attr->flags & ~FI_WRITE) return -FI_EINVAL;
   }
   auto* e = new Eq(this, attr, context);

@@ -63,6 +63,23 @@ class Waiter {
   // True for the kinds with a native object an application can block on (FD, MUTEX_COND).
   bool native() const noexcept { return efd_ >= 0; }
 
+  // The deadline of a blocking call's timeout (ms; negative: none -> UINT64_MAX).
+  static uint64_t deadline_after_ms(int timeout_ms) noexcept {
+    return timeout_ms < 0 ? UINT64_MAX : util::monotonic_ns() + uint64_t(timeout_ms) * 1'000'000;
+  }
+
+  // fi_trywait for the owner: -FI_EINVAL without a native object; else arms the application's
+  // wait, then -FI_EAGAIN if pending() (the owner's queue, checked after arming) or src cannot
+  // arm its wake-up; 0 if the application may block.
+  template <class Pending>
+  int trywait(Progressable* src, Pending&& pending) noexcept {
+    if (!native()) return -FI_EINVAL;
+    arm_app();
+    if (pending()) return -FI_EAGAIN;
+    if (src && !src->prepare_wait()) return -FI_EAGAIN;
+    return 0;
+  }
+
   // Producer side: an event was queued (call after queueing it).
   void notify() noexcept {
     if (efd_ < 0) return;

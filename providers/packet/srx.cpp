@@ -8,7 +8,6 @@
 #include "providers/packet/domain.hpp"
 #include "providers/packet/endpoint.hpp"
 #include "providers/packet/recv_op.hpp"
-#include "transport/iov.hpp"
 
 namespace pollfab::providers::packet {
 
@@ -42,10 +41,8 @@ ssize_t TransportSrx::recv(const core::MsgArgs& a, uint64_t flags, bool tagged) 
   }
   // No endpoint yet, so no message either: a receive just waits in the queue.
   if (op.flags & (transport::kOpPeek | transport::kOpClaim)) return -FI_EOPBADSTATE;
-  transport::RecvEntry* r = matcher_.new_recv();
+  transport::RecvEntry* r = matcher_.new_recv(op);
   if (!r) return -FI_EAGAIN;
-  r->op = op;
-  r->cap = transport::iov_bytes(op.iov, op.iov_count);
   matcher_.post(r);
   return 0;
 }

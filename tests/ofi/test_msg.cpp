@@ -131,9 +131,9 @@ std::string cm_data(const std::vector<uint8_t>& ev) {
                      ev.size() - sizeof(fi_eq_cm_entry));
 }
 
-// Waits for a completion on cq (bounded).
-bool completion(fid_cq* cq) {
-  fi_cq_entry e;
+// Waits for one completion on cq (bounded); e receives it in the CQ's format.
+template <class Entry>
+bool completion(fid_cq* cq, Entry& e) {
   const auto end = std::chrono::steady_clock::now() + 10s;
   do {
     ssize_t n = fi_cq_read(cq, &e, 1);
@@ -141,6 +141,10 @@ bool completion(fid_cq* cq) {
     if (n != -FI_EAGAIN) return false;
   } while (std::chrono::steady_clock::now() < end);
   return false;
+}
+bool completion(fid_cq* cq) {
+  fi_cq_entry e;
+  return completion(cq, e);
 }
 
 TEST(OfiMsg, ConnectAcceptWithCmDataThenDataThenShutdown) {
@@ -289,17 +293,6 @@ TEST(OfiMsg, ConnectNobodyAnswersTimesOutAClosedListenerRefuses) {
       EXPECT_TRUE(err.err == FI_ETIMEDOUT || err.err == FI_ECONNREFUSED) << err.err;
   }
   unsetenv(var.c_str());
-}
-
-// Waits for one completion on cq (bounded); tagged-format entry.
-bool completion(fid_cq* cq, fi_cq_tagged_entry& e) {
-  const auto end = std::chrono::steady_clock::now() + 10s;
-  do {
-    ssize_t n = fi_cq_read(cq, &e, 1);
-    if (n == 1) return true;
-    if (n != -FI_EAGAIN) return false;
-  } while (std::chrono::steady_clock::now() < end);
-  return false;
 }
 
 // The data operations of the earlier issue on a connection (one peer, no AV; fi_addr ignored):
