@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "dpdk_glue/intr_thread.hpp"
 #include "lib/util/clock.hpp"
 #include "lib/util/log.hpp"
 
@@ -96,7 +97,7 @@ int start_memif_client(uint16_t port, uint32_t timeout_ms, uint32_t retry_ms) {
     if (now - last_start >= retry_ms) {
       PF_LOG("dpdk", Info, Domain, "port {}: memif {} after {} ms; reconnecting", port,
              r == 0 ? "link still down" : "server not found", now - start);
-      if (r == 0) rte_eth_dev_stop(port);
+      if (r == 0) run_on_intr_thread([port] { rte_eth_dev_stop(port); });  // see intr_thread.hpp
       r = rte_eth_dev_start(port);
       last_start = mono_ms();
     }

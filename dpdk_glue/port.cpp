@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 
+#include "dpdk_glue/intr_thread.hpp"
 #include "dpdk_glue/memif.hpp"
 #include "dpdk_glue/netns.hpp"
 #include "dpdk_glue/sigio.hpp"
@@ -66,11 +67,17 @@ void separate_tap_kernel_mac(uint16_t port, const rte_ether_addr& mac) {
   close(fd);
 }
 
+// Stop and close run on the EAL interrupt thread, where the PMD handles its own control
+// events (a memif peer's disconnect): dpdk_glue/intr_thread.hpp.
 void close_all_at_exit() {
   std::lock_guard<std::mutex> g(g_mu);
   for (auto& [name, s] : ports()) {
-    if (s.started) rte_eth_dev_stop(s.id);
-    if (s.configured) rte_eth_dev_close(s.id);
+    const uint16_t id = s.id;
+    const bool started = s.started, configured = s.configured;
+    run_on_intr_thread([id, started, configured] {
+      if (started) rte_eth_dev_stop(id);
+      if (configured) rte_eth_dev_close(id);
+    });
     s.started = s.configured = false;
   }
 }
@@ -202,7 +209,8 @@ Port::~Port() {
   std::lock_guard<std::mutex> g(g_mu);
   PortState& s = ports()[name_];
   if (--s.refs == 0 && s.started) {
-    rte_eth_dev_stop(s.id);
+    const uint16_t id = s.id;
+    run_on_intr_thread([id] { rte_eth_dev_stop(id); });
     s.started = false;
   }
 }
