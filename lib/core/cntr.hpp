@@ -7,11 +7,12 @@
 
 #include "lib/core/fid.hpp"
 #include "lib/core/progress.hpp"
+#include "lib/core/wait_set.hpp"
 #include "lib/core/waiter.hpp"
 
 namespace pollfab::core {
 
-class Cntr final : public Object {
+class Cntr final : public Object, public WaitMember {
  public:
   static int validate(const fi_cntr_attr* attr) noexcept;
   Cntr(Object* owner, Progressable* progress, const fi_cntr_attr* attr, void* context);
@@ -29,8 +30,9 @@ class Cntr final : public Object {
   }
   uint64_t read() noexcept;
   uint64_t readerr() noexcept;
-  int add(uint64_t v) noexcept { value_.fetch_add(v); waiter_.notify(); return 0; }
-  int set(uint64_t v) noexcept { value_.store(v); waiter_.notify(); return 0; }
+  // add and set also move the checkpoint fi_poll compares against (fi_poll(3)).
+  int add(uint64_t v) noexcept;
+  int set(uint64_t v) noexcept;
   int adderr(uint64_t v) noexcept { err_.fetch_add(v); waiter_.notify(); return 0; }
   int seterr(uint64_t v) noexcept { err_.store(v); waiter_.notify(); return 0; }
   // fi_cntr_wait: blocks (lib/core/waiter.hpp) until value >= threshold (0), an error count
@@ -42,14 +44,22 @@ class Cntr final : public Object {
   // fi_trywait: 0 (block on the FI_GETWAIT object: any change wakes it), -FI_EAGAIN (the
   // domain's wait source could not arm), -FI_EINVAL (no native wait object).
   int trywait() noexcept;
-  fi_wait_obj wait_kind() const noexcept { return waiter_.kind(); }
+  fi_wait_obj wait_kind() const noexcept { return set_.set() ? set_.set()->wait_kind() : waiter_.kind(); }
+  // fi_poll: true if the value or error count changed since the last take_change, fi_cntr_add
+  // or fi_cntr_set (and makes the current values the checkpoint).
+  bool take_change() noexcept;
+  // As a wait set's or poll set's member (a change is an event, never an entry).
+  bool has_entries() noexcept override { return false; }
+  Progressable* progress_source() noexcept override { return progress_; }
 
  private:
   FidBox<fid_cntr> box_;
   Object* owner_;
   Progressable* progress_;
   std::atomic<uint64_t> value_{0}, err_{0};
+  std::atomic<uint64_t> seen_value_{0}, seen_err_{0};  // fi_poll's checkpoint
   Waiter waiter_;
+  SetBinding set_;  // wait_obj FI_WAIT_SET
 };
 
 }  // namespace pollfab::core

@@ -25,25 +25,28 @@ size_t entry_size(fi_cq_format f) {
 int Cq::validate(const fi_cq_attr* attr) noexcept {
   if (!attr) return -FI_EINVAL;
   if (attr->format != FI_CQ_FORMAT_UNSPEC && entry_size(attr->format) == 0) return -FI_ENOSYS;
-  if (int r = Waiter::validate(attr->wait_obj)) return r;  // FI_WAIT_SET: not yet
+  if (int r = SetBinding::validate(attr->wait_obj, attr->wait_set)) return r;
   if (attr->flags & ~(FI_AFFINITY)) return -FI_EINVAL;
   return 0;
 }
 
 Cq::Cq(Object* owner, Progressable* progress, const fi_cq_attr& attr, uint32_t api_version,
        bool thread_safe, void* context)
-    : owner_(owner), progress_(progress), api_version_(api_version), waiter_(attr.wait_obj) {
+    : owner_(owner), progress_(progress), api_version_(api_version),
+      waiter_(SetBinding::own_kind(attr.wait_obj, attr.wait_set)) {
   format_ = attr.format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT : attr.format;
   entry_size_ = entry_size(format_);
   ring_.reset(static_cast<uint32_t>(attr.size ? std::min<size_t>(attr.size, 1u << 20) : 1024));
   lock_.enable(thread_safe);
   init_fid(box_, FI_CLASS_CQ, context, &ops_fid<Cq>);
   box_.fid.ops = &ops_cq<Cq>;
+  set_.join(attr.wait_obj, attr.wait_set, this, waiter_);
   owner_->ref();
 }
 
 int Cq::close() {
   if (refs()) return -FI_EBUSY;
+  set_.leave(this);
   waiter_.close();  // a thread blocked in sread returns -FI_ECANCELED before we go
   owner_->unref();
   delete this;
@@ -51,14 +54,18 @@ int Cq::close() {
 }
 
 int Cq::control(int command, void* arg) {
+  if (set_.set()) return set_.set()->control(command, arg);
   return waiter_.control(command, arg, progress_ ? progress_->wait_fd() : -1, waiter_.kind());
 }
 
 int Cq::trywait() noexcept {
-  return waiter_.trywait(progress_, [&] {
-    util::Guard<util::MaybeLock> g(lock_);
-    return !ring_.empty() || !errors_.empty() || signaled_.load();
-  });
+  if (set_.set()) return set_.set()->trywait();
+  return waiter_.trywait(progress_, [&] { return has_entries() || signaled_.load(); });
+}
+
+bool Cq::has_entries() noexcept {
+  util::Guard<util::MaybeLock> g(lock_);
+  return !ring_.empty() || !overflow_.empty() || !errors_.empty();
 }
 
 void Cq::push(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t data,

@@ -2,7 +2,8 @@
 // DATA, TAGGED; UNSPEC means CONTEXT), with readfrom (FI_SOURCE addresses), an ordered error
 // queue (readerr with the api >= 1.5 err_data rules and the 1.0 layout for older callers),
 // sread with a timeout, signal and strerror, and its wait object (lib/core/waiter.hpp):
-// wait_obj FI_WAIT_NONE, UNSPEC, FD, MUTEX_COND or YIELD; fi_control FI_GETWAIT/FI_GETWAITOBJ;
+// wait_obj FI_WAIT_NONE, UNSPEC, FD, MUTEX_COND, YIELD or SET (lib/core/wait_set.hpp: then
+// FI_GETWAIT, FI_GETWAITOBJ and fi_trywait are the set's); fi_control FI_GETWAIT/FI_GETWAITOBJ;
 // fi_trywait.
 //
 // Providers write entries with push()/push_error() (hot path: no allocation unless the ring
@@ -16,13 +17,14 @@
 
 #include "lib/core/fid.hpp"
 #include "lib/core/progress.hpp"
+#include "lib/core/wait_set.hpp"
 #include "lib/core/waiter.hpp"
 #include "lib/util/ring.hpp"
 #include "lib/util/spinlock.hpp"
 
 namespace pollfab::core {
 
-class Cq final : public Object {
+class Cq final : public Object, public WaitMember {
  public:
   // attr must be non-null and valid (checked by Cq::validate). `owner` is the domain object,
   // referenced for the CQ's lifetime; `progress` is driven by reads (may be null).
@@ -54,8 +56,11 @@ class Cq final : public Object {
   // -FI_EAGAIN if entries or errors are queued or the domain's wait source could not arm
   // (read and try again); -FI_EINVAL if the CQ has no native wait object (NONE, YIELD).
   int trywait() noexcept;
-  fi_wait_obj wait_kind() const noexcept { return waiter_.kind(); }
+  fi_wait_obj wait_kind() const noexcept { return set_.set() ? set_.set()->wait_kind() : waiter_.kind(); }
   size_t pending() noexcept;  // successful entries queued (tests)
+  // As a wait set's or poll set's member.
+  bool has_entries() noexcept override;
+  Progressable* progress_source() noexcept override { return progress_; }
 
   struct Entry {
     void* op_context;
@@ -83,6 +88,7 @@ class Cq final : public Object {
   fi_cq_err_entry last_err_{};  // storage behind err_data handed to the application
   std::atomic<bool> signaled_{false};
   Waiter waiter_;
+  SetBinding set_;  // wait_obj FI_WAIT_SET
 };
 
 // The 1.0 layout of fi_cq_err_entry (before err_data_size), for api_version < 1.5 callers.

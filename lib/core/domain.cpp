@@ -7,6 +7,7 @@
 #include "lib/core/mr.hpp"
 #include "lib/core/ops_domain.hpp"
 #include "lib/core/ops_fid.hpp"
+#include "lib/core/poll_set.hpp"
 
 namespace pollfab::core {
 namespace {
@@ -55,6 +56,13 @@ int Domain::cntr_open(fi_cntr_attr* attr, fid_cntr** cntr, void* context) {
   if (int r = Cntr::validate(attr)) return r;
   auto* c = new Cntr(this, reads_progress(), attr, context);
   *cntr = c->fid();
+  return 0;
+}
+
+int Domain::poll_open(fi_poll_attr* attr, fid_poll** pollset) {
+  if (int r = PollSet::validate(attr)) return r;
+  auto* p = new PollSet(this, nullptr);
+  *pollset = p->fid();
   return 0;
 }
 

@@ -57,6 +57,8 @@ class Domain : public Object, public Progressable {
   int av_open(fi_av_attr* attr, fid_av** av, void* context);
   int cq_open(fi_cq_attr* attr, fid_cq** cq, void* context);
   int cntr_open(fi_cntr_attr* attr, fid_cntr** cntr, void* context);
+  // fi_poll_open (fi_poll(3)): a poll set over CQs and counters (lib/core/poll_set.hpp).
+  int poll_open(fi_poll_attr* attr, fid_poll** pollset);
   // fi_mr_reg / regv / regattr (fi_mr(3)). Default: a core::Mr over the iov (1..4 entries),
   // key from mrs(). Returns 0, -FI_EINVAL (count, access bits), -FI_EBADFLAGS, -FI_ENOKEY
   // (requested key in use).

@@ -10,7 +10,8 @@ namespace pollfab::core {
 namespace {
 // The EQ's own sleeps need a native object even when the application asked for none.
 fi_wait_obj internal_kind(const fi_eq_attr* attr) {
-  return !attr || attr->wait_obj == FI_WAIT_NONE ? FI_WAIT_UNSPEC : attr->wait_obj;
+  if (!attr || attr->wait_obj == FI_WAIT_NONE) return FI_WAIT_UNSPEC;
+  return SetBinding::own_kind(attr->wait_obj, attr->wait_set);
 }
 }  // namespace
 
@@ -19,11 +20,13 @@ Eq::Eq(Object* owner, const fi_eq_attr* attr, void* context)
   if (attr) attr_ = *attr;
   init_fid(box_, FI_CLASS_EQ, context, &ops_fid<Eq>);
   box_.fid.ops = &ops_eq<Eq>;
+  if (attr) set_.join(attr->wait_obj, attr->wait_set, this, waiter_);
   if (owner_) owner_->ref();
 }
 
 int Eq::close() {
   if (refs()) return -FI_EBUSY;
+  set_.leave(this);
   waiter_.close();
   if (owner_) owner_->unref();
   delete this;
@@ -31,16 +34,20 @@ int Eq::close() {
 }
 
 int Eq::control(int command, void* arg) {
+  if (set_.set()) return set_.set()->control(command, arg);
   if (command == FI_GETWAIT && attr_.wait_obj == FI_WAIT_NONE) return -FI_ENODATA;
   return waiter_.control(command, arg, -1, attr_.wait_obj);
 }
 
 int Eq::trywait() noexcept {
+  if (set_.set()) return set_.set()->trywait();
   if (attr_.wait_obj == FI_WAIT_NONE) return -FI_EINVAL;
-  return waiter_.trywait(nullptr, [&] {
-    std::lock_guard<std::mutex> g(mu_);
-    return !q_.empty();
-  });
+  return waiter_.trywait(nullptr, [&] { return has_entries(); });
+}
+
+bool Eq::has_entries() noexcept {
+  std::lock_guard<std::mutex> g(mu_);
+  return !q_.empty();
 }
 
 ssize_t Eq::read_locked(uint32_t* event, void* buf, size_t len, uint64_t flags) {

@@ -1,6 +1,6 @@
 // Eq: the provider-neutral event queue (fi_eq(3)): read, readerr, write, sread with timeout,
 // strerror. Events are copied in and out by value (entry bytes as given to write()).
-// Wait objects (lib/core/waiter.hpp): FI_WAIT_UNSPEC, FD, MUTEX_COND, YIELD; fi_control
+// Wait objects (lib/core/waiter.hpp): FI_WAIT_UNSPEC, FD, MUTEX_COND, YIELD, SET; fi_control
 // FI_GETWAIT / FI_GETWAITOBJ; fi_trywait. An EQ opened with FI_WAIT_NONE still sleeps in
 // fi_eq_sread (events come from other threads: the liveness assist, automatic progress) but
 // has no object to give FI_GETWAIT.
@@ -11,11 +11,12 @@
 #include <vector>
 
 #include "lib/core/fid.hpp"
+#include "lib/core/wait_set.hpp"
 #include "lib/core/waiter.hpp"
 
 namespace pollfab::core {
 
-class Eq final : public Object {
+class Eq final : public Object, public WaitMember {
  public:
   // fi_eq_open(3). attr may be null (defaults). Returns the object or throws std::bad_alloc.
   Eq(Object* owner, const fi_eq_attr* attr, void* context);
@@ -35,7 +36,10 @@ class Eq final : public Object {
   ssize_t sread(uint32_t* event, void* buf, size_t len, int timeout, uint64_t flags);
   // fi_trywait: 0, -FI_EAGAIN (events queued), -FI_EINVAL (no native wait object).
   int trywait() noexcept;
-  fi_wait_obj wait_kind() const noexcept { return attr_.wait_obj; }
+  fi_wait_obj wait_kind() const noexcept { return set_.set() ? set_.set()->wait_kind() : attr_.wait_obj; }
+  // As a wait set's member.
+  bool has_entries() noexcept override;
+  Progressable* progress_source() noexcept override { return nullptr; }
   // Queues an error event (providers: failed async operations, refused connections). data/len:
   // the err_data bytes (copied; e.g. a reject's CM data). readerr gives them as fi_eq(3) says:
   // into the caller's buffer when it passes one (err_data with err_data_size > 0; the size is
@@ -58,6 +62,7 @@ class Eq final : public Object {
   std::mutex mu_;
   std::deque<Event> q_;
   Waiter waiter_;
+  SetBinding set_;  // wait_obj FI_WAIT_SET
   std::vector<uint8_t> last_err_data_;  // what the last readerr pointed at
 };
 

@@ -6,6 +6,7 @@
 #include "lib/core/ops_fabric.hpp"
 #include "lib/core/ops_fid.hpp"
 #include "lib/core/provider.hpp"
+#include "lib/core/wait_set.hpp"
 
 namespace pollfab::core {
 
@@ -34,6 +35,7 @@ int Fabric::trywait(struct fid** fids, int count) noexcept {
       case FI_CLASS_CQ: k = Object::as<Cq>(fids[i])->wait_kind(); break;
       case FI_CLASS_CNTR: k = Object::as<Cntr>(fids[i])->wait_kind(); break;
       case FI_CLASS_EQ: k = Object::as<Eq>(fids[i])->wait_kind(); break;
+      case FI_CLASS_WAIT: k = Object::as<WaitSet>(fids[i])->wait_kind(); break;
       default: return -FI_EINVAL;
     }
     if (k == FI_WAIT_UNSPEC) k = FI_WAIT_FD;
@@ -45,6 +47,7 @@ int Fabric::trywait(struct fid** fids, int count) noexcept {
     switch (fids[i]->fclass) {
       case FI_CLASS_CQ: r = Object::as<Cq>(fids[i])->trywait(); break;
       case FI_CLASS_CNTR: r = Object::as<Cntr>(fids[i])->trywait(); break;
+      case FI_CLASS_WAIT: r = Object::as<WaitSet>(fids[i])->trywait(); break;
       default: r = Object::as<Eq>(fids[i])->trywait(); break;
     }
     if (r) return r;
@@ -52,9 +55,17 @@ int Fabric::trywait(struct fid** fids, int count) noexcept {
   return 0;
 }
 
+int Fabric::wait_open(fi_wait_attr* attr, fid_wait** waitset) {
+  if (!waitset) return -FI_EINVAL;
+  if (int r = WaitSet::validate(attr)) return r;
+  auto* w = new WaitSet(this, *attr, nullptr);
+  *waitset = w->fid();
+  return 0;
+}
+
 int Fabric::eq_open(fi_eq_attr* attr, fid_eq** eq, void* context) {
   if (attr) {
-    if (int r = Waiter::validate(attr->wait_obj)) return r;  // FI_WAIT_SET: not yet
+    if (int r = SetBinding::validate(attr->wait_obj, attr->wait_set)) return r;
     if (attr->flags & ~FI_WRITE) return -FI_EINVAL;
   }
   auto* e = new Eq(this, attr, context);

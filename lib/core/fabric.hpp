@@ -30,7 +30,10 @@ class Fabric : public Object {
   // wait source could not arm (read them, then try again); -FI_EINVAL (null or empty array, an
   // object without a native wait object, objects of different wait kinds, another class).
   int trywait(struct fid** fids, int count) noexcept;
-  // Further fi_ops_fabric calls (fi_passive_ep, fi_wait_open) are members of the
+  // fi_wait_open (fi_poll(3)): a wait set (lib/core/wait_set.hpp). -FI_EINVAL (null attr or
+  // out-pointer, flags, FI_WAIT_NONE), -FI_ENOSYS (FI_WAIT_SET, FI_WAIT_POLLFD).
+  int wait_open(fi_wait_attr* attr, fid_wait** waitset);
+  // Further fi_ops_fabric calls (fi_passive_ep) are members of the
   // provider's fabric class, which installs install_fabric_ops<Self>() (lib/core/ops_fabric.hpp).
 
  protected:

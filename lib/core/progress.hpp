@@ -1,6 +1,7 @@
 // Progressable: something the application's calls drive forward under FI_PROGRESS_MANUAL
 // (fi_domain(3) "Progress"): CQ and counter reads and data calls call progress().
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 namespace pollfab::core {
@@ -21,5 +22,18 @@ class Progressable {
   virtual bool prepare_wait() noexcept { return false; }
   virtual uint64_t next_deadline_ns() noexcept { return UINT64_MAX; }
 };
+
+// Calls f(p) once for each distinct non-null p = source(item) of items (wait and poll sets:
+// each member domain's progress once). Few items: a quadratic scan, no allocation.
+template <class Items, class Source, class F>
+void for_each_source(const Items& items, Source&& source, F&& f) {
+  for (size_t i = 0; i < items.size(); ++i) {
+    Progressable* p = source(items[i]);
+    if (!p) continue;
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; ++j) seen = source(items[j]) == p;
+    if (!seen) f(p);
+  }
+}
 
 }  // namespace pollfab::core

@@ -44,6 +44,15 @@
 
 namespace pollfab::core {
 
+// Where a Waiter also reports its events: the wait set its owner is bound to (wait_set.hpp).
+class WaitSink {
+ public:
+  virtual void on_event() noexcept = 0;
+
+ protected:
+  ~WaitSink() = default;
+};
+
 class Waiter {
  public:
   static constexpr uint64_t kPollBudgetNs = 20'000;
@@ -80,8 +89,13 @@ class Waiter {
     return 0;
   }
 
+  // Every notify() also goes to sink (the owner's wait set; null: none). Set before the owner
+  // is shared with producers.
+  void forward_to(WaitSink* sink) noexcept { sink_ = sink; }
+
   // Producer side: an event was queued (call after queueing it).
   void notify() noexcept {
+    if (sink_) sink_->on_event();
     if (efd_ < 0) return;
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (state_.load(std::memory_order_relaxed)) wake();
@@ -169,6 +183,7 @@ class Waiter {
   int sleep(int fd, uint64_t until_ns) noexcept;
 
   fi_wait_obj kind_;
+  WaitSink* sink_ = nullptr;
   int efd_ = -1;   // FD, UNSPEC, MUTEX_COND
   int epfd_ = -1;  // FI_GETWAIT (FD, UNSPEC)
   std::mutex getwait_mu_;

@@ -61,6 +61,20 @@ struct Node {
   }
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
+  // Sends len bytes to dest and waits (up to 10 s) for the send's completion on cq (this
+  // thread progresses).
+  void send_and_wait(fi_addr_t dest, size_t len = 8) {
+    std::vector<char> buf(len, 'x');
+    fi_context ctx;
+    ssize_t r;
+    do r = fi_send(ep, buf.data(), len, nullptr, dest, &ctx);
+    while (r == -FI_EAGAIN);
+    ASSERT_EQ(r, 0);
+    fi_cq_entry e;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (fi_cq_read(cq, &e, 1) != 1 && std::chrono::steady_clock::now() < end) {
+    }
+  }
   fi_addr_t insert(const Node& peer) {
     fi_addr_t a = FI_ADDR_NOTAVAIL;
     EXPECT_EQ(fi_av_insert(av, peer.name.data(), 1, &a, 0, nullptr), 1);

@@ -203,7 +203,9 @@ TEST(Cq, AttributeErrors) {
   attr.format = static_cast<fi_cq_format>(99);
   EXPECT_EQ(Cq::validate(&attr), -FI_ENOSYS);
   attr.format = FI_CQ_FORMAT_MSG;
-  attr.wait_obj = FI_WAIT_SET;
+  attr.wait_obj = FI_WAIT_SET;  // without a wait set
+  EXPECT_EQ(Cq::validate(&attr), -FI_EINVAL);
+  attr.wait_obj = FI_WAIT_POLLFD;
   EXPECT_EQ(Cq::validate(&attr), -FI_ENOSYS);
   attr.wait_obj = FI_WAIT_NONE;
   attr.flags = 1ull << 40;
