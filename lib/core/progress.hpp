@@ -13,8 +13,10 @@ class Progressable {
   virtual void progress() noexcept = 0;
 
   // The wait source a blocked caller sleeps on between progress calls (lib/core/waiter.hpp):
-  // wait_fd() polls readable when progress has input (-1: none, sleepers nap);
-  // prepare_wait() is called right before sleeping and returns false if sleeping now could
+  // wait_fd() polls readable when progress has input (-1: none);
+  // prepare_wait() is called right before sleeping and returns true if a sleeper will be woken
+  // (input shows on wait_fd(), or, without one, another thread progresses and its completions
+  // notify the sleeper), false (the sleeper naps) if sleeping now could
   // miss work (input the descriptor cannot show; a wake-up that could not be armed);
   // next_deadline_ns() is when progress has timer work (monotonic ns; UINT64_MAX: none).
   // Called under no lock of the caller's; the implementation takes its own.

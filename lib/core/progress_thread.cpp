@@ -1,5 +1,7 @@
 #include "lib/core/progress_thread.hpp"
 
+#include <algorithm>
+
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -60,13 +62,25 @@ void ProgressThread::assist_main(std::string name, std::chrono::microseconds int
                                  std::function<bool()> run) noexcept {
   pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
   uint64_t seen = calls_.load(std::memory_order_relaxed);
+  // A sleeper armed and no progress call since: it waits for this thread (sleeper_armed).
+  auto sleeper = [this] {
+    return armed_.load(std::memory_order_acquire) == calls_.load(std::memory_order_relaxed);
+  };
   std::unique_lock<std::mutex> lk(mu_);
-  while (!cv_.wait_for(lk, interval, [this] { return stop_; })) {
-    uint64_t calls = calls_.load(std::memory_order_relaxed);
-    if (calls != seen) {  // the application is driving progress: stay out of its way
+  for (;;) {
+    const auto wait = sleeper() ? std::min(interval, kSleeperInterval) : interval;
+    const uint64_t armed = armed_.load(std::memory_order_relaxed);
+    // Wakes early on stop, or on a new sleeper (to take the short interval at once).
+    if (cv_.wait_for(lk, wait, [&] { return stop_ || armed_.load(std::memory_order_relaxed) != armed; })) {
+      if (stop_) return;
+      continue;
+    }
+    const uint64_t calls = calls_.load(std::memory_order_relaxed);
+    if (calls != seen && !sleeper()) {  // the application is driving progress: stay out of its way
       seen = calls;
       continue;
     }
+    seen = calls;
     if (run()) runs_.fetch_add(1, std::memory_order_relaxed);
   }
 }

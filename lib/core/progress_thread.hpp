@@ -51,6 +51,14 @@ class ProgressThread {
   bool auto_mode() const noexcept { return auto_; }
   // Stops and joins the thread (no-op if not running).
   void stop() noexcept;
+  // Assist mode: the application is about to sleep on a wait object (fi_trywait said 0) of a
+  // source without a descriptor, so only this thread's progress can wake it: until the
+  // application's next progress call the thread polls every kSleeperInterval instead.
+  static constexpr std::chrono::microseconds kSleeperInterval{500};
+  void sleeper_armed() noexcept {
+    armed_.store(calls_.load(std::memory_order_relaxed), std::memory_order_release);
+    cv_.notify_all();
+  }
   // The application made a progress call (one relaxed atomic store on the data path).
   void note_progress() noexcept {
     calls_.store(calls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -69,6 +77,7 @@ class ProgressThread {
 
   std::atomic<uint64_t> calls_{0};
   std::atomic<uint64_t> runs_{0};
+  std::atomic<uint64_t> armed_{UINT64_MAX};  // calls_ when a sleeper armed (sleeper_armed)
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;

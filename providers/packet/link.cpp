@@ -150,9 +150,12 @@ bool Link::prepare_wait() noexcept {
   util::Guard<util::MaybeLock> g(lock_);
   if (io_->prepare_wait()) return true;
   // No descriptor to sleep on (dpdk until Rx interrupts): a sleeper on an object's eventfd is
-  // still woken, within an assist interval, by the completions the liveness assist's (or the
-  // automatic thread's) progress writes. (Blocking calls nap on such a port regardless.)
-  return io_->wait_fd() < 0 && assist_.running();
+  // still woken by the completions the liveness assist's (or the automatic thread's) progress
+  // writes; armed, the assist polls every ProgressThread::kSleeperInterval until the
+  // application calls in again. (Blocking calls nap on such a port regardless.)
+  if (io_->wait_fd() >= 0 || !assist_.running()) return false;
+  if (!assist_.auto_mode()) assist_.sleeper_armed();  // poll often until the sleeper wakes
+  return true;
 }
 
 uint64_t Link::next_deadline_ns() noexcept {

@@ -62,8 +62,8 @@ struct Node {
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
   // Sends len bytes to dest and waits (up to 10 s) for the send's completion on cq (this
-  // thread progresses).
-  void send_and_wait(fi_addr_t dest, size_t len = 8) {
+  // thread progresses): polling, or with block in fi_cq_sread (cq needs a wait object).
+  void send_and_wait(fi_addr_t dest, size_t len = 8, bool block = false) {
     std::vector<char> buf(len, 'x');
     fi_context ctx;
     ssize_t r;
@@ -71,6 +71,10 @@ struct Node {
     while (r == -FI_EAGAIN);
     ASSERT_EQ(r, 0);
     fi_cq_entry e;
+    if (block) {
+      EXPECT_EQ(fi_cq_sread(cq, &e, 1, nullptr, 10000), 1);
+      return;
+    }
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (fi_cq_read(cq, &e, 1) != 1 && std::chrono::steady_clock::now() < end) {
     }
