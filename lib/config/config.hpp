@@ -96,7 +96,7 @@ struct FaultConfig {
 // [progress] automatic progress (every provider).
 struct ProgressConfig {
   std::string cores;      // "" or a CPU list: "1", "2-3,6"
-  uint32_t idle_us = 20;  // us, 0..1000000
+  uint32_t idle_us = 200;  // us, 0..1000000
 
   friend bool operator==(const ProgressConfig&, const ProgressConfig&) = default;
 };

@@ -66,6 +66,8 @@ class ProgressThread {
   // Times run() returned true.
   uint64_t runs() const noexcept { return runs_.load(std::memory_order_relaxed); }
   bool running() const noexcept { return thread_.joinable(); }
+  // True when called on this object's thread.
+  bool on_this_thread() const noexcept { return thread_.get_id() == std::this_thread::get_id(); }
 
  private:
   void assist_main(std::string name, std::chrono::microseconds interval,

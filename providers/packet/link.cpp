@@ -153,7 +153,8 @@ bool Link::prepare_wait() noexcept {
   // still woken by the completions the liveness assist's (or the automatic thread's) progress
   // writes; armed, the assist polls every ProgressThread::kSleeperInterval until the
   // application calls in again. (Blocking calls nap on such a port regardless.)
-  if (io_->wait_fd() >= 0 || !assist_.running()) return false;
+  // (Nobody else watches for the automatic thread itself: it naps.)
+  if (io_->wait_fd() >= 0 || !assist_.running() || assist_.on_this_thread()) return false;
   if (!assist_.auto_mode()) assist_.sleeper_armed();  // poll often until the sleeper wakes
   return true;
 }
