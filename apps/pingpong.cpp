@@ -25,6 +25,8 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -363,11 +365,21 @@ struct Result {
   uint64_t iters;
   double elapsed_us;
   double bw_mbps = 0;  // streaming MB/s (if --bw)
+  double cpu_s[2] = {-1, -1};  // --cpu: CPU seconds (all threads) of the ping-pong, client and server
 };
 
-void print_header(bool bw) {
-  printf("%-10s %-8s %-8s %-8s %-8s %10s %10s %10s%s\n", "bytes", "#sent", "#ack", "total", "time",
-         "MB/sec", "usec/xfer", "Mxfers/sec", bw ? "  stream_MB/sec" : "");
+// This process's CPU time, user + system, every thread (the library's progress threads too).
+double process_cpu_s() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+void print_header(const PingpongArgs& a) {
+  printf("%-10s %-8s %-8s %-8s %-8s %10s %10s %10s%s%s\n", "bytes", "#sent", "#ack", "total", "time",
+         "MB/sec", "usec/xfer", "Mxfers/sec", a.bw ? "  stream_MB/sec" : "",
+         a.cpu ? "  cpu_s/10k(client) cpu_s/10k(server)" : "");
 }
 
 std::string human(double bytes) {
@@ -382,11 +394,16 @@ std::string human(double bytes) {
 void print_result(const Result& r, const PingpongArgs& a) {
   double usec_per_xfer = r.elapsed_us / double(r.iters) / 2.0;
   double mbps = double(r.iters) * double(r.size) * 2.0 / r.elapsed_us;
+  const double per10k = 10000.0 / double(r.iters);
   if (a.json) {
     printf("{\"bytes\": %zu, \"iterations\": %llu, \"elapsed_us\": %.1f, \"usec_per_xfer\": %.3f, "
-           "\"mb_per_sec\": %.2f, \"mxfers_per_sec\": %.4f, \"stream_mb_per_sec\": %.2f}\n",
+           "\"mb_per_sec\": %.2f, \"mxfers_per_sec\": %.4f, \"stream_mb_per_sec\": %.2f",
            r.size, (unsigned long long)r.iters, r.elapsed_us, usec_per_xfer, mbps,
            1.0 / usec_per_xfer, r.bw_mbps);
+    if (a.cpu)
+      printf(", \"cpu_s_per_10k_client\": %.4f, \"cpu_s_per_10k_server\": %.4f",
+             r.cpu_s[0] * per10k, r.cpu_s[1] * per10k);
+    printf("}\n");
     return;
   }
   char sent[32], total[32], time[32];
@@ -396,6 +413,7 @@ void print_result(const Result& r, const PingpongArgs& a) {
   printf("%-10s %-8s =%-7s %-8s %-8s %10.2f %10.2f %10.2f", human(double(r.size)).c_str(), sent,
          sent, total, time, mbps, usec_per_xfer, 1.0 / usec_per_xfer);
   if (a.bw) printf("  %14.2f", r.bw_mbps);
+  if (a.cpu) printf("  %17.4f %18.4f", r.cpu_s[0] * per10k, r.cpu_s[1] * per10k);
   printf("\n");
 }
 
@@ -479,6 +497,8 @@ void add_pingpong_options(CLI::App& app, PingpongArgs& a) {
   app.add_option("-B,--port", a.port, "out-of-band TCP port");
   app.add_option("--timeout-ms", a.timeout_ms, "give up when no completion arrives for this long");
   app.add_flag("--json", a.json, "one JSON object per size");
+  app.add_flag("--cpu", a.cpu, "also print the CPU seconds (all threads) each side used per "
+               "10,000 round trips (server and client must both pass it)");
   app.add_option("--progress", a.progress, "data progress asked of fi_getinfo: manual (the "
                  "application's reads drive it) or auto (a thread per port)")
       ->check(CLI::IsMember({"manual", "auto"}));
@@ -514,12 +534,22 @@ int pingpong_main(const PingpongArgs& in) {
   if (!oob.sync()) return fail("out-of-band sync", -FI_EIO);
   double warm_us = 0;
   if (int r = run_pingpong(f, std::min<size_t>(64, f.rxbuf.size()), 200, client, false, warm_us)) return r;
-  if (!a.json && client) print_header(a.bw);
+  if (!a.json && client) print_header(a);
   for (size_t size : sizes) {
     if (!oob.sync()) return fail("out-of-band sync", -FI_EIO);
     uint64_t iters = a.iterations;
     Result res{size, iters, 0};
+    const double cpu0 = process_cpu_s();
     if (int r = run_pingpong(f, size, iters, client, a.check, res.elapsed_us)) return r;
+    if (a.cpu) {  // the server's figure travels to the client on the out-of-band channel
+      double mine = process_cpu_s() - cpu0;
+      if (client) {
+        res.cpu_s[0] = mine;
+        if (!oob.recv_all(&res.cpu_s[1], sizeof(double))) return fail("out-of-band cpu", -FI_EIO);
+      } else if (!oob.send_all(&mine, sizeof mine)) {
+        return fail("out-of-band cpu", -FI_EIO);
+      }
+    }
     if (a.bw) {
       if (!oob.sync()) return fail("out-of-band sync", -FI_EIO);
       // The server pre-posts a window of receives; the client's posted receive is for acks.

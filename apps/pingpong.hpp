@@ -19,6 +19,7 @@ struct PingpongArgs {
   uint16_t port = 47593;        // fi_pingpong uses 47592
   int timeout_ms = 10000;
   bool json = false;
+  bool cpu = false;             // client also prints both sides' CPU seconds per 10k round trips
   std::string progress = "manual";  // fi_getinfo hint data_progress: manual | auto
   std::string wait = "none";        // CQ wait_obj: none (poll) | fd (fi_trywait + poll(2) on
                                     // FI_GETWAIT) | unspec | yield (fi_cq_sread)

@@ -13,11 +13,14 @@
 # where the host put the two vCPUs (docs/architecture-notes.md): the cache-line round trip
 # between CPUs 0 and 1 (pollfab-bench-xcore) is printed before and after the memif runs; compare
 # memif figures only between runs with the same placement.
+# A third table: `pollfab pingpong --cpu` at 64 B over memif and udp (loopback) under manual and
+# automatic progress, polling or waiting on the FI_GETWAIT descriptor: latency and the CPU
+# seconds each side used per 10,000 round trips.
 # Run as root. Options: --quick (fewer iterations).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-i64=20000; i4k=10000; i1m=300
-if [ "${1:-}" = "--quick" ]; then i64=2000; i4k=1000; i1m=50; fi
+i64=20000; i4k=10000; i1m=300; iw=10000
+if [ "${1:-}" = "--quick" ]; then i64=2000; i4k=1000; i1m=50; iw=2000; fi
 [ "$(id -u)" -eq 0 ] || { echo "bench-compare: run as root" >&2; exit 1; }
 scripts/install-deps.sh >/dev/null
 scripts/build.sh >/tmp/pollfab-bench-build.log 2>&1 || { cat /tmp/pollfab-bench-build.log; exit 1; }
@@ -46,6 +49,22 @@ raw() {
 }
 rawval() { awk -v s="$2" -v c="$3" '$1==s {print $c}' "$out/$1" | tail -1; }
 
+# ppw NAME PROV SERVER_WRAP CLIENT_WRAP PEER ARGS...: one `pollfab pingpong --cpu` pair at 64 B
+# with a progress/wait mode (ARGS); $out/NAME holds the client's result line, whose columns 7, 9
+# and 10 are usec/xfer and the CPU seconds client and server used per 10,000 round trips.
+ppw() {
+  local name=$1 prov=$2 swrap=$3 cwrap=$4 peer=$5; shift 5
+  timeout 120 $swrap "$P" pingpong -p "$prov" -P 4000 -S 64 -I "$iw" --cpu "$@" > "$out/$name.s" 2>&1 &
+  bg=$!
+  sleep 0.7
+  timeout 120 $cwrap "$P" pingpong -p "$prov" -S 64 -I "$iw" --cpu "$@" "$peer:4000" > "$out/$name" 2>&1 ||
+    echo "n/a" > "$out/$name"
+  wait "$bg" 2>/dev/null || true
+  bg=""
+}
+modes=("manual poll:--progress manual --wait none" "manual fd:--progress manual --wait fd"
+       "auto poll:--progress auto --wait none" "auto fd:--progress auto --wait fd")
+
 echo "pollfab bench-compare: $(date -u +%FT%TZ), $(nproc) cores, fi_pingpong -e rdm"
 "$P" testbed down >/dev/null 2>&1 || true
 "$P" testbed up --link tap >/dev/null
@@ -66,6 +85,12 @@ if "$P" testbed up --link memif >/dev/null; then
     pp pollfab_memif "$size" "$it" dpdk "$P testbed exec a --" "$P testbed exec b --" "$A"
   done
   raw raw_memif
+  for m in "${modes[@]}"; do  # progress and waiting: dpdk over memif and udp on loopback
+    key=${m%%:*}; key=${key// /_}
+    read -r -a margs <<<"${m#*:}"
+    ppw "wait_memif_$key" dpdk "$P testbed exec a --" "$P testbed exec b --" "$A" "${margs[@]}"
+    ppw "wait_udp_$key" udp "ip netns exec pollfab-a" "ip netns exec pollfab-a" 127.0.0.1 "${margs[@]}"
+  done
   "$P" testbed down >/dev/null
 fi
 x_after=$(xcore || echo n/a)
@@ -100,3 +125,18 @@ floor_row "net_memif" pollfab_memif raw_memif
 floor_row "net_tap" pollfab_tap raw_tap
 echo "usec: pollfab/raw (1 = at the floor, above = slower); MB/s: pollfab/raw (below 1 = less throughput)."
 echo "vCPU placement, cache-line round trip CPU0<->CPU1: ${x_before} ns before memif, ${x_after} ns after (near < 150 ns)."
+
+# Progress and waiting (docs/progress.md): pollfab pingpong at 64 B, each mode against manual
+# progress with polling on the same link.
+printf "\n%-34s %12s %14s %14s   %s\n" "progress, wait (pollfab pingpong)" "64B usec" "cpu s/10k cli" "cpu s/10k srv" "usec ratio to manual poll"
+for link in memif udp; do
+  base=$(val "wait_${link}_manual_poll" 7)
+  for m in "${modes[@]}"; do
+    key=${m%%:*}
+    n="wait_${link}_${key// /_}"
+    printf "%-34s %12s %14s %14s   %6s\n" "$link, $key" "$(val "$n" 7)" "$(val "$n" 9)" \
+      "$(val "$n" 10)" "$(ratio "$(val "$n" 7)" "$base")"
+  done
+done
+echo "poll: busy polling fi_cq_read; fd: fi_trywait, then poll(2) on FI_GETWAIT. auto: a progress"
+echo "thread per port. CPU: all threads of each process during the $iw round trips, per 10,000."
