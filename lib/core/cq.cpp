@@ -77,8 +77,10 @@ void Cq::push(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t 
       try {
         overflow_.push_back(e);
       } catch (...) {
+        return;
       }
     }
+    queued_.store(queued_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
   waiter_.notify();
 }
@@ -89,7 +91,9 @@ void Cq::push_error(const fi_cq_err_entry& err) noexcept {
     try {
       errors_.push_back(err);
     } catch (...) {
+      return;
     }
+    queued_.store(queued_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
   waiter_.notify();
 }
@@ -121,6 +125,8 @@ void Cq::write_entry(void* dst, const Entry& e) const noexcept {
 
 ssize_t Cq::read(void* buf, size_t count, fi_addr_t* src_addr) noexcept {
   if (progress_) progress_->progress();
+  // Shared CQ (FI_THREAD_SAFE): readers of an empty queue do not contend for its lock.
+  if (lock_.enabled() && queued_.load(std::memory_order_acquire) == 0) return -FI_EAGAIN;
   util::Guard<util::MaybeLock> g(lock_);
   if (!errors_.empty()) return -FI_EAVAIL;
   if (ring_.empty()) return -FI_EAGAIN;
@@ -134,6 +140,7 @@ ssize_t Cq::read(void* buf, size_t count, fi_addr_t* src_addr) noexcept {
     ++n;
   }
   while (!overflow_.empty() && ring_.push(overflow_.front())) overflow_.pop_front();
+  queued_.store(queued_.load(std::memory_order_relaxed) - n, std::memory_order_relaxed);
   return static_cast<ssize_t>(n);
 }
 
@@ -142,6 +149,7 @@ ssize_t Cq::readerr(fi_cq_err_entry* buf, uint64_t flags) noexcept {
   if (errors_.empty()) return -FI_EAGAIN;
   last_err_ = errors_.front();
   errors_.pop_front();
+  queued_.store(queued_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
   if (FI_VERSION_GE(api_version_, FI_VERSION(1, 5))) {
     // api >= 1.5: if the caller gave an err_data buffer, copy into it; else point at ours.
     void* user_data = buf->err_data;

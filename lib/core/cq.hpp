@@ -85,6 +85,7 @@ class Cq final : public Object, public WaitMember {
   util::Ring<Entry> ring_;
   std::deque<Entry> overflow_;
   std::deque<fi_cq_err_entry> errors_;
+  std::atomic<size_t> queued_{0};  // entries + errors (written under lock_; read without it)
   fi_cq_err_entry last_err_{};  // storage behind err_data handed to the application
   std::atomic<bool> signaled_{false};
   Waiter waiter_;
