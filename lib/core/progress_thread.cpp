@@ -35,13 +35,14 @@ void ProgressThread::start_assist(std::string name, std::chrono::microseconds in
   });
 }
 
-void ProgressThread::start_auto(std::string name, Progressable& src, uint64_t idle_ns, int cpu,
-                                std::function<bool()> poll) {
+void ProgressThread::start_auto(std::string name, Progressable& src, uint64_t idle_ns,
+                                std::vector<int> cpus, std::function<bool()> poll) {
   if (thread_.joinable()) return;
   stop_auto_.store(false);
   auto_ = true;
-  launch([this, name = std::move(name), &src, idle_ns, cpu, poll = std::move(poll)]() mutable {
-    auto_main(std::move(name), src, idle_ns, cpu, std::move(poll));
+  launch([this, name = std::move(name), &src, idle_ns, cpus = std::move(cpus),
+          poll = std::move(poll)]() mutable {
+    auto_main(std::move(name), src, idle_ns, std::move(cpus), std::move(poll));
   });
 }
 
@@ -85,15 +86,14 @@ void ProgressThread::assist_main(std::string name, std::chrono::microseconds int
   }
 }
 
-void ProgressThread::auto_main(std::string name, Progressable& src, uint64_t idle_ns, int cpu,
-                               std::function<bool()> poll) noexcept {
+void ProgressThread::auto_main(std::string name, Progressable& src, uint64_t idle_ns,
+                               std::vector<int> cpus, std::function<bool()> poll) noexcept {
   pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
-  if (cpu >= 0 && cpu < CPU_SETSIZE) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);  // refused: stay unpinned
-  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus)
+    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+  if (CPU_COUNT(&set)) pthread_setaffinity_np(pthread_self(), sizeof set, &set);  // refused: stay
   while (!stop_auto_.load(std::memory_order_acquire)) {
     waiter_.block(&src, UINT64_MAX, [&] {
       if (stop_auto_.load(std::memory_order_acquire)) return true;

@@ -24,6 +24,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "lib/core/progress.hpp"
 #include "lib/core/waiter.hpp"
@@ -42,9 +43,9 @@ class ProgressThread {
   // No-op if already running or interval is zero. Throws std::system_error if no thread.
   void start_assist(std::string name, std::chrono::microseconds interval, std::function<bool()> run);
   // Auto mode: poll() returns true if it did work; src is the wait source to sleep on (must
-  // outlive the thread); cpu >= 0 pins the thread there (ignored if the CPU is not allowed).
-  // No-op if already running. Throws std::system_error if no thread.
-  void start_auto(std::string name, Progressable& src, uint64_t idle_ns, int cpu,
+  // outlive the thread); cpus, if not empty, is the thread's CPU affinity (ignored if the
+  // system refuses it). No-op if already running. Throws std::system_error if no thread.
+  void start_auto(std::string name, Progressable& src, uint64_t idle_ns, std::vector<int> cpus,
                   std::function<bool()> poll);
   // Auto mode: ends the thread's sleep now (new work; one fence and a load while it is awake).
   void wake() noexcept { waiter_.notify(); }
@@ -72,7 +73,7 @@ class ProgressThread {
  private:
   void assist_main(std::string name, std::chrono::microseconds interval,
                    std::function<bool()> run) noexcept;
-  void auto_main(std::string name, Progressable& src, uint64_t idle_ns, int cpu,
+  void auto_main(std::string name, Progressable& src, uint64_t idle_ns, std::vector<int> cpus,
                  std::function<bool()> poll) noexcept;
   // Starts body on a thread that blocks every signal.
   void launch(std::function<void()> body);

@@ -125,11 +125,14 @@ std::shared_ptr<packet::Link> DpdkFabric::open_link(const fi_info* info, int& er
   // eal.pin_threads: threads calling in are pinned near the port (eal.lcores if set, else the
   // CPUs of the port's NUMA node from hwloc).
   std::string pin;
-  if (cfg_.eal.pin_threads) pin = !cfg_.eal.lcores.empty() ? cfg_.eal.lcores : port->placement().cpus;
+  const std::string near = port->placement().cpus;
+  if (cfg_.eal.pin_threads) pin = !cfg_.eal.lcores.empty() ? cfg_.eal.lcores : near;
   auto io = std::make_unique<DpdkIo>(std::move(port), base.ipv4, base.udp_port, pin,
                                      cfg_.dpdk.zero_copy_min_bytes, cfg_.dpdk.arp_answer);
   for (const std::string& e : cfg_.dpdk.neighbours) io->add_neighbour(e);  // validated
-  return packet::Link::create(key, std::move(io), cfg_, base, "dpdk", want);
+  link = packet::Link::create(key, std::move(io), cfg_, base, "dpdk", want);
+  link->set_near_cpus(near);  // an automatic-progress thread's place (hwloc: the port's node)
+  return link;
 }
 
 DpdkDomain::DpdkDomain(DpdkFabric* fabric, const fi_info* info, void* context,

@@ -130,11 +130,15 @@ void Link::enable_auto(const config::Config& cfg) {
   util::Guard<util::MaybeLock> g(lock_);  // no progress round runs while the threads change
   if (assist_.auto_mode()) return;
   assist_.stop();
+  // progress.cores: one CPU each, round robin over the process's ports; else the CPUs near the
+  // port (its NUMA node's, from hwloc: set_near_cpus), else the scheduler's choice.
   static std::atomic<uint32_t> next_cpu{0};
-  const std::vector<int> cpus = config::parse_cpu_list(cfg.progress.cores);
-  const int cpu = cpus.empty() ? -1 : cpus[next_cpu.fetch_add(1) % cpus.size()];
+  const std::vector<int> cores = config::parse_cpu_list(cfg.progress.cores);
+  std::vector<int> cpus;
+  if (!cores.empty()) cpus.push_back(cores[next_cpu.fetch_add(1) % cores.size()]);
+  else cpus = config::parse_cpu_list(near_cpus_);
   Link* self = this;
-  assist_.start_auto("pollfab-progress", *this, uint64_t(cfg.progress.idle_us) * 1000, cpu, [self] {
+  assist_.start_auto("pollfab-progress", *this, uint64_t(cfg.progress.idle_us) * 1000, cpus, [self] {
     // The application's calls go first: a held lock means it is posting or reading, which
     // counts as activity (poll again soon rather than sleep).
     if (!self->lock_.try_lock()) return true;
@@ -142,8 +146,10 @@ void Link::enable_auto(const config::Config& cfg) {
     self->lock_.unlock();
     return busy;
   });
-  PF_LOG(prov_.c_str(), Info, Domain, "{}: automatic progress (cpu {}, idle {} us)", label_, cpu,
-         cfg.progress.idle_us);
+  std::string where = cores.empty() && near_cpus_.empty() ? "not pinned" : "";
+  for (int c : cpus) where += (where.empty() ? "" : ",") + std::to_string(c);
+  PF_LOG(prov_.c_str(), Info, Domain, "{}: automatic progress (cpus {}, idle {} us)", label_,
+         where, cfg.progress.idle_us);
 }
 
 bool Link::prepare_wait() noexcept {

@@ -107,9 +107,13 @@ class Link final : public core::Progressable {
 
   // FI_PROGRESS_AUTO (docs/progress.md): from now on a thread drives this port's progress
   // (the liveness assist stops: the thread does its job). Pinned to the next CPU of
-  // progress.cores (round robin over the process's ports), polling progress.idle_us after the
-  // last work before it sleeps. No-op if already automatic. Throws std::system_error.
+  // progress.cores (round robin over the process's ports), else to the CPUs near the port
+  // (set_near_cpus), polling progress.idle_us after the last work before it sleeps. No-op if
+  // already automatic. Throws std::system_error.
   void enable_auto(const config::Config& cfg);
+  // The CPUs near the port (list form, "0-3"; the provider's hwloc placement; "" = unknown),
+  // where an automatic-progress thread runs when progress.cores is empty. Before enable_auto.
+  void set_near_cpus(std::string cpus) { near_cpus_ = std::move(cpus); }
   bool auto_progress() const noexcept { return assist_.auto_mode(); }
   // The application posted work (a send, an RMA): an automatic-progress thread asleep wakes,
   // since its timers did not know about it. One fence and a load when it is awake.
@@ -146,6 +150,7 @@ class Link final : public core::Progressable {
   // The last RESET's route (a fault layer holding that packet late keeps pointing here; a later
   // RESET may redirect it, and its receiver drops it by conn_id: harmless).
   transport::Route reset_route_;
+  std::string near_cpus_;         // set_near_cpus
   core::ProgressThread assist_;  // the liveness assist, or the automatic-progress thread
 };
 

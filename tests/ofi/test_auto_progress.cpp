@@ -4,8 +4,14 @@
 // FI_DELIVERY_COMPLETE sends (its port's thread does the work; the liveness assist is off, so
 // nothing else could), its reader is woken by the thread's completions, and an idle thread
 // sleeps instead of spinning.
+#include <sched.h>
+
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include "tests/ofi/node_fixture.hpp"
@@ -102,6 +108,47 @@ TEST(OfiAutoProgress, ASleepingServerServesDeliveryCompleteSends) {
     EXPECT_LT(cpu_ms(RUSAGE_SELF) - cpu0, 50.0);
   }
   unsetenv(assist.c_str());
+}
+
+// The CPUs the port's automatic-progress thread may run on (Cpus_allowed_list of the thread
+// named pollfab-progress), "" if there is none.
+std::string progress_thread_cpus() {
+  for (const auto& t : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(t.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name != "pollfab-progres") continue;  // 15 characters shown
+    std::ifstream status(t.path() / "status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("Cpus_allowed_list:", 0) == 0) return line.substr(line.find_last_of(" \t") + 1);
+  }
+  return "";
+}
+
+// progress.cores pins the thread; without it the thread runs on the CPUs near the port (dpdk:
+// its NUMA node's, from hwloc; one node here, so all of them) or wherever the scheduler puts it.
+TEST(OfiAutoProgress, TheThreadRunsWhereTheConfigSays) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  if (!CPU_ISSET(1, &allowed)) GTEST_SKIP() << "CPU 1 is not available to this process";
+  const std::string var = std::string("FI_") + (std::string(test_provider()) == "dpdk" ? "DPDK" : "UDP") +
+                          "_PROGRESS_CORES";
+  setenv(var.c_str(), "1", 1);
+  {
+    InfoPtr a = info_with(FI_PROGRESS_AUTO);
+    ASSERT_TRUE(a);
+    Node n(a.get(), FI_WAIT_FD);
+    EXPECT_EQ(progress_thread_cpus(), "1");
+  }
+  unsetenv(var.c_str());
+  InfoPtr a = info_with(FI_PROGRESS_AUTO);
+  ASSERT_TRUE(a);
+  Node n(a.get(), FI_WAIT_FD);
+  const std::string cpus = progress_thread_cpus();
+  std::printf("%s: automatic-progress thread without progress.cores: CPUs %s\n", test_provider(),
+              cpus.c_str());
+  EXPECT_FALSE(cpus.empty());
+  EXPECT_NE(cpus, "1");
 }
 
 }  // namespace
