@@ -40,10 +40,18 @@ void ProgressThread::start_auto(std::string name, Progressable& src, uint64_t id
   if (thread_.joinable()) return;
   stop_auto_.store(false);
   auto_ = true;
-  launch([this, name = std::move(name), &src, idle_ns, cpus = std::move(cpus),
-          poll = std::move(poll)]() mutable {
-    auto_main(std::move(name), src, idle_ns, std::move(cpus), std::move(poll));
+  launch([this, &src, idle_ns, poll = std::move(poll)]() mutable {
+    auto_main(src, idle_ns, std::move(poll));
   });
+  // Name and place it before returning: the thread is where the caller asked once fi_domain
+  // (or fi_enable) returns.
+  pthread_setname_np(thread_.native_handle(), name.substr(0, 15).c_str());
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus)
+    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+  if (CPU_COUNT(&set))  // refused (a CPU outside the process's cpuset): stays unpinned
+    pthread_setaffinity_np(thread_.native_handle(), sizeof set, &set);
 }
 
 void ProgressThread::stop() noexcept {
@@ -86,14 +94,8 @@ void ProgressThread::assist_main(std::string name, std::chrono::microseconds int
   }
 }
 
-void ProgressThread::auto_main(std::string name, Progressable& src, uint64_t idle_ns,
-                               std::vector<int> cpus, std::function<bool()> poll) noexcept {
-  pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int c : cpus)
-    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
-  if (CPU_COUNT(&set)) pthread_setaffinity_np(pthread_self(), sizeof set, &set);  // refused: stay
+void ProgressThread::auto_main(Progressable& src, uint64_t idle_ns,
+                               std::function<bool()> poll) noexcept {
   while (!stop_auto_.load(std::memory_order_acquire)) {
     waiter_.block(&src, UINT64_MAX, [&] {
       if (stop_auto_.load(std::memory_order_acquire)) return true;

@@ -73,8 +73,7 @@ class ProgressThread {
  private:
   void assist_main(std::string name, std::chrono::microseconds interval,
                    std::function<bool()> run) noexcept;
-  void auto_main(std::string name, Progressable& src, uint64_t idle_ns, std::vector<int> cpus,
-                 std::function<bool()> poll) noexcept;
+  void auto_main(Progressable& src, uint64_t idle_ns, std::function<bool()> poll) noexcept;
   // Starts body on a thread that blocks every signal.
   void launch(std::function<void()> body);
 

@@ -1,5 +1,7 @@
 #include "providers/packet/link.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -135,8 +137,16 @@ void Link::enable_auto(const config::Config& cfg) {
   static std::atomic<uint32_t> next_cpu{0};
   const std::vector<int> cores = config::parse_cpu_list(cfg.progress.cores);
   std::vector<int> cpus;
-  if (!cores.empty()) cpus.push_back(cores[next_cpu.fetch_add(1) % cores.size()]);
-  else cpus = config::parse_cpu_list(near_cpus_);
+  if (!cores.empty()) {
+    cpus.push_back(cores[next_cpu.fetch_add(1) % cores.size()]);
+  } else {
+    // Near the port, within the CPUs this process may use (taskset, a cgroup): never wider.
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    sched_getaffinity(0, sizeof allowed, &allowed);
+    for (int c : config::parse_cpu_list(near_cpus_))
+      if (c < CPU_SETSIZE && CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  }
   Link* self = this;
   assist_.start_auto("pollfab-progress", *this, uint64_t(cfg.progress.idle_us) * 1000, cpus, [self] {
     // The application's calls go first: a held lock means it is posting or reading, which
@@ -146,7 +156,7 @@ void Link::enable_auto(const config::Config& cfg) {
     self->lock_.unlock();
     return busy;
   });
-  std::string where = cores.empty() && near_cpus_.empty() ? "not pinned" : "";
+  std::string where = cpus.empty() ? "not pinned" : "";
   for (int c : cpus) where += (where.empty() ? "" : ",") + std::to_string(c);
   PF_LOG(prov_.c_str(), Info, Domain, "{}: automatic progress (cpus {}, idle {} us)", label_,
          where, cfg.progress.idle_us);
