@@ -121,14 +121,19 @@ void post_recv(fid_ep* ep, char* buf, fi_context* ctx) {
 
 double thread_cpu_ms() { return cpu_ms(RUSAGE_THREAD); }
 
-TEST(OfiWaitSet, OneWaitCoversCqsAndCountersOfTwoDomains) {
-  NoAssist no_assist;
-  fid_fabric* fabric = nullptr;
+// A fabric on the test provider and an FI_WAIT_FD wait set on it.
+void open_fabric_and_fd_set(fid_fabric*& fabric, fid_wait*& ws) {
   ASSERT_EQ(fi_fabric(rdm_info()->fabric_attr, &fabric, nullptr), 0);
   fi_wait_attr wa{};
   wa.wait_obj = FI_WAIT_FD;
-  fid_wait* ws = nullptr;
   ASSERT_EQ(fi_wait_open(fabric, &wa, &ws), 0);
+}
+
+TEST(OfiWaitSet, OneWaitCoversCqsAndCountersOfTwoDomains) {
+  NoAssist no_assist;
+  fid_fabric* fabric = nullptr;
+  fid_wait* ws = nullptr;
+  ASSERT_NO_FATAL_FAILURE(open_fabric_and_fd_set(fabric, ws));
   {
     Host a(fabric, ws), b(fabric, ws);  // two domains (two ports) in one set
     Peer peer;
@@ -178,11 +183,8 @@ TEST(OfiWaitSet, OneWaitCoversCqsAndCountersOfTwoDomains) {
 // port without a descriptor the liveness assist's progress is what wakes the sleeper).
 TEST(OfiWaitSet, NativeWaitOnTheSetsDescriptor) {
   fid_fabric* fabric = nullptr;
-  ASSERT_EQ(fi_fabric(rdm_info()->fabric_attr, &fabric, nullptr), 0);
-  fi_wait_attr wa{};
-  wa.wait_obj = FI_WAIT_FD;
   fid_wait* ws = nullptr;
-  ASSERT_EQ(fi_wait_open(fabric, &wa, &ws), 0);
+  ASSERT_NO_FATAL_FAILURE(open_fabric_and_fd_set(fabric, ws));
   {
     Host a(fabric, ws);
     Peer peer;
