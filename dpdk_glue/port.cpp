@@ -34,6 +34,8 @@ struct PortState {
   rte_ether_addr mac{};
   uint32_t mtu = 1500;
   Placement placement;
+  bool rx_intr = false;  // configured with Rx interrupts (intr_conf.rxq)
+  int rx_fd = -1;        // queue 0's Rx interrupt descriptor, once started
 };
 
 std::mutex g_mu;
@@ -123,6 +125,11 @@ bool configure(const std::string& name, PortState& s, const config::Config& cfg,
       PF_LOG("dpdk", Info, Domain, "{}: no mempool for zero-copy mbufs ({}); sends copy", name,
              rte_strerror(rte_errno));
   }
+  // Rx interrupts, a sleeping reader's wait source: net_tap's are its queue descriptors,
+  // readable while frames wait (no event counter to drain). net_memif in DPDK 22.11 has none;
+  // PCI devices' are eventfds whose counter the reader must drain (not used yet).
+  s.rx_intr = info.driver_name && std::string(info.driver_name) == "net_tap";
+  if (s.rx_intr) conf.intr_conf.rxq = 1;
   int r = rte_eth_dev_configure(s.id, 1, 1, &conf);
   if (r < 0) {
     err = "rte_eth_dev_configure(" + name + "): " + rte_strerror(-r);
@@ -186,6 +193,12 @@ std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Conf
              "until the server accepts", dev_name, cfg.dpdk.link_wait_ms);
     separate_tap_kernel_mac(s.id, s.mac);
     confine_tap_sigio();
+    if (s.rx_intr) {
+      s.rx_fd = rte_eth_dev_rx_intr_ctl_q_get_fd(s.id, 0);
+      const int e = s.rx_fd >= 0 ? rte_eth_dev_rx_intr_enable(s.id, 0) : 0;
+      if (e != 0 && e != -ENOTSUP) s.rx_fd = -1;
+      PF_LOG("dpdk", Info, Domain, "{}: Rx interrupt descriptor {}", dev_name, s.rx_fd);
+    }
   }
   ++s.refs;
   std::shared_ptr<Port> p(new Port());
@@ -196,6 +209,7 @@ std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Conf
   p->mac_ = s.mac;
   p->mtu_ = s.mtu;
   p->placement_ = s.placement;
+  p->rx_intr_fd_ = s.rx_fd;
   PF_LOG("dpdk", Info, Domain, "port {} ({}) up: mtu {}, NUMA node {} (CPUs {}), zero copy {}",
          s.id, dev_name, s.mtu, s.placement.numa_node, s.placement.cpus,
          s.ext_pool ? "on (segments >= " + std::to_string(cfg.dpdk.zero_copy_min_bytes) + " bytes)"

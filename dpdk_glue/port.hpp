@@ -36,6 +36,9 @@ class Port {
   const rte_ether_addr& mac() const noexcept { return mac_; }
   uint32_t mtu() const noexcept { return mtu_; }
   const Placement& placement() const noexcept { return placement_; }
+  // Queue 0's Rx interrupt descriptor (level-triggered: readable while frames wait; poll(2)
+  // or epoll it, never read it), or -1 if the PMD has none we use (only net_tap's today).
+  int rx_intr_fd() const noexcept { return rx_intr_fd_; }
 
   uint16_t rx_burst(rte_mbuf** m, uint16_t n) noexcept { return rte_eth_rx_burst(id_, 0, m, n); }
   uint16_t tx_burst(rte_mbuf** m, uint16_t n) noexcept { return rte_eth_tx_burst(id_, 0, m, n); }
@@ -49,6 +52,7 @@ class Port {
   rte_ether_addr mac_{};
   uint32_t mtu_ = 1500;
   Placement placement_;
+  int rx_intr_fd_ = -1;
 };
 
 }  // namespace pollfab::dpdk_glue

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds, runs `meson test` (unit, ABI and
-# integration suites), then the ThreadSanitizer run (scripts/tsan.sh) unless test names were
-# given. Exits 0 only if every test passes. Idempotent; run as root (the
+# integration suites), then the ThreadSanitizer run (scripts/tsan.sh) and clang's thread-safety
+# analysis (scripts/thread-safety.sh) unless test names were given. Exits 0 only if every test passes. Idempotent; run as root (the
 # integration tests create network namespaces and TAP devices).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,5 +10,7 @@ scripts/setup-hugepages.sh || true
 scripts/build.sh
 # Integration tests share the testbed's fixed namespaces: run them one at a time.
 meson test -C build --print-errorlogs --num-processes 1 "$@"
-# The whole suite (no test names given) also runs the ThreadSanitizer build.
+# The whole suite (no test names given) also runs the ThreadSanitizer build and clang's
+# thread-safety analysis (docs/threading.md).
 [ $# -gt 0 ] || scripts/tsan.sh
+[ $# -gt 0 ] || scripts/thread-safety.sh

@@ -18,5 +18,5 @@ echo "tsan: core unit tests"
 build-tsan/tests/test_core --gtest_brief=1
 echo "tsan: multi-threaded OFI API tests (udp)"
 tests/ofi/run_in_netns.sh build-tsan/tests/test_ofi_api --gtest_brief=1 \
-  --gtest_filter='OfiThreadStress*:*OfiThreads*:OfiAutoProgress*:OfiWait.SignalWakesAndCloseCancelsABlockedReader:OfiWaitSet.ErrorsAndCloseUnderAWaiter'
+  --gtest_filter='OfiThreadStress*:*OfiThreads*:*OfiThreadLevels*:OfiAutoProgress*:OfiWait.SignalWakesAndCloseCancelsABlockedReader:OfiWaitSet.ErrorsAndCloseUnderAWaiter'
 echo "tsan: no reports"

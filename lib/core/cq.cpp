@@ -31,13 +31,13 @@ int Cq::validate(const fi_cq_attr* attr) noexcept {
 }
 
 Cq::Cq(Object* owner, Progressable* progress, const fi_cq_attr& attr, uint32_t api_version,
-       bool thread_safe, void* context)
+       bool consumers_may_race, void* context)
     : owner_(owner), progress_(progress), api_version_(api_version),
       waiter_(SetBinding::own_kind(attr.wait_obj, attr.wait_set)) {
   format_ = attr.format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT : attr.format;
   entry_size_ = entry_size(format_);
   ring_.reset(static_cast<uint32_t>(attr.size ? std::min<size_t>(attr.size, 1u << 20) : 1024));
-  lock_.enable(thread_safe);
+  read_lock_.enable(consumers_may_race);
   init_fid(box_, FI_CLASS_CQ, context, &ops_fid<Cq>);
   box_.fid.ops = &ops_cq<Cq>;
   set_.join(attr.wait_obj, attr.wait_set, this, waiter_);
@@ -64,38 +64,53 @@ int Cq::trywait() noexcept {
 }
 
 bool Cq::has_entries() noexcept {
-  util::Guard<util::MaybeLock> g(lock_);
-  return !ring_.empty() || !overflow_.empty() || !errors_.empty();
+  return !ring_.empty() || overflow_n_.load(std::memory_order_acquire) ||
+         errors_n_.load(std::memory_order_acquire);
 }
 
 void Cq::push(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t data,
               uint64_t tag, fi_addr_t src) noexcept {
-  Entry e{op_context, flags, len, buf, data, tag, src};
-  {
-    util::Guard<util::MaybeLock> g(lock_);
-    if (!overflow_.empty() || !ring_.push(e)) {
-      try {
-        overflow_.push_back(e);
-      } catch (...) {
-        return;
-      }
+  const Entry e{op_context, flags, len, buf, data, tag, src};
+  // Entries go to the overflow list while it holds any (order: the ring's are older).
+  if (overflow_n_.load(std::memory_order_acquire) || !ring_.push(e)) {
+    util::Guard<util::Spinlock> g(cold_lock_);
+    try {
+      overflow_.push_back(e);
+    } catch (...) {
+      return;
     }
-    queued_.store(queued_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    overflow_n_.store(overflow_.size(), std::memory_order_release);
   }
   waiter_.notify();
 }
 
 void Cq::push_error(const fi_cq_err_entry& err) noexcept {
   {
-    util::Guard<util::MaybeLock> g(lock_);
+    util::Guard<util::Spinlock> g(cold_lock_);
     try {
       errors_.push_back(err);
     } catch (...) {
       return;
     }
-    queued_.store(queued_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    errors_n_.store(errors_.size(), std::memory_order_release);
   }
   waiter_.notify();
+}
+
+bool Cq::pop_entry(Entry& out) noexcept {
+  if (Entry* e = ring_.front()) {
+    out = *e;
+    ring_.pop();
+    return true;
+  }
+  // The ring is empty and the producer adds to it only once the overflow list is empty.
+  if (!overflow_n_.load(std::memory_order_acquire)) return false;
+  util::Guard<util::Spinlock> g(cold_lock_);
+  if (overflow_.empty()) return false;
+  out = overflow_.front();
+  overflow_.pop_front();
+  overflow_n_.store(overflow_.size(), std::memory_order_release);
+  return true;
 }
 
 void Cq::write_entry(void* dst, const Entry& e) const noexcept {
@@ -125,31 +140,30 @@ void Cq::write_entry(void* dst, const Entry& e) const noexcept {
 
 ssize_t Cq::read(void* buf, size_t count, fi_addr_t* src_addr) noexcept {
   if (progress_) progress_->progress();
-  // Shared CQ (FI_THREAD_SAFE): readers of an empty queue do not contend for its lock.
-  if (lock_.enabled() && queued_.load(std::memory_order_acquire) == 0) return -FI_EAGAIN;
-  util::Guard<util::MaybeLock> g(lock_);
-  if (!errors_.empty()) return -FI_EAVAIL;
-  if (ring_.empty()) return -FI_EAGAIN;
+  // Readers of an empty queue take no lock, even when they may race (a shared CQ).
+  if (!has_entries()) return -FI_EAGAIN;
+  util::Guard<util::MaybeLock> g(read_lock_);
+  if (errors_n_.load(std::memory_order_acquire)) return -FI_EAVAIL;
   size_t n = 0;
   auto* out = static_cast<uint8_t*>(buf);
-  while (n < count && !ring_.empty()) {
-    const Entry& e = ring_.front();
+  Entry e;
+  while (n < count && pop_entry(e)) {
     write_entry(out + n * entry_size_, e);
     if (src_addr) src_addr[n] = e.src;
-    ring_.pop();
     ++n;
   }
-  while (!overflow_.empty() && ring_.push(overflow_.front())) overflow_.pop_front();
-  queued_.store(queued_.load(std::memory_order_relaxed) - n, std::memory_order_relaxed);
-  return static_cast<ssize_t>(n);
+  return n ? static_cast<ssize_t>(n) : -FI_EAGAIN;
 }
 
 ssize_t Cq::readerr(fi_cq_err_entry* buf, uint64_t flags) noexcept {
-  util::Guard<util::MaybeLock> g(lock_);
-  if (errors_.empty()) return -FI_EAGAIN;
-  last_err_ = errors_.front();
-  errors_.pop_front();
-  queued_.store(queued_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  util::Guard<util::MaybeLock> g(read_lock_);
+  {
+    util::Guard<util::Spinlock> c(cold_lock_);
+    if (errors_.empty()) return -FI_EAGAIN;
+    last_err_ = errors_.front();
+    errors_.pop_front();
+    errors_n_.store(errors_.size(), std::memory_order_release);
+  }
   if (FI_VERSION_GE(api_version_, FI_VERSION(1, 5))) {
     // api >= 1.5: if the caller gave an err_data buffer, copy into it; else point at ours.
     void* user_data = buf->err_data;
@@ -185,8 +199,7 @@ int Cq::signal() noexcept {
 }
 
 size_t Cq::pending() noexcept {
-  util::Guard<util::MaybeLock> g(lock_);
-  return ring_.size() + overflow_.size();
+  return ring_.size() + overflow_n_.load(std::memory_order_acquire);
 }
 
 }  // namespace pollfab::core

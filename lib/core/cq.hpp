@@ -9,7 +9,14 @@
 // Providers write entries with push()/push_error() (hot path: no allocation unless the ring
 // of `size` entries overflows, then a cold overflow list). Reads return -FI_EAVAIL while an
 // error entry is queued, so errors are never starved by successes.
-// Thread-safety: with FI_THREAD_SAFE domains a spinlock guards the queue; otherwise none.
+// Thread-safety (docs/threading.md): the queue is a single-producer single-consumer ring.
+//   Producers: push()/push_error() callers are serialized by the provider (its progress lock:
+//     the application's thread, the progress thread or the assist thread, one at a time).
+//   Consumers: read/readfrom/readerr/sread. With consumers_may_race (FI_THREAD_SAFE) a
+//     spinlock serializes them; at every other level (fi_domain(3): DOMAIN, COMPLETION,
+//     ENDPOINT, FID) the application does, and reads take no lock.
+//   The cold lists (overflow, errors) have their own lock, taken only when they are not empty.
+//   has_entries/pending/trywait/signal: any thread.
 // Progress: under FI_PROGRESS_MANUAL every read drives the owning domain's progress first.
 #pragma once
 #include <deque>
@@ -19,8 +26,9 @@
 #include "lib/core/progress.hpp"
 #include "lib/core/wait_set.hpp"
 #include "lib/core/waiter.hpp"
-#include "lib/util/ring.hpp"
 #include "lib/util/spinlock.hpp"
+#include "lib/util/spsc_ring.hpp"
+#include "lib/util/thread_annotations.hpp"
 
 namespace pollfab::core {
 
@@ -28,8 +36,9 @@ class Cq final : public Object, public WaitMember {
  public:
   // attr must be non-null and valid (checked by Cq::validate). `owner` is the domain object,
   // referenced for the CQ's lifetime; `progress` is driven by reads (may be null).
+  // consumers_may_race: readers may call concurrently (FI_THREAD_SAFE): they take a lock.
   Cq(Object* owner, Progressable* progress, const fi_cq_attr& attr, uint32_t api_version,
-     bool thread_safe, void* context);
+     bool consumers_may_race, void* context);
   // Returns 0 or -FI_EINVAL / -FI_ENOSYS for attributes this CQ does not support.
   static int validate(const fi_cq_attr* attr) noexcept;
 
@@ -74,6 +83,9 @@ class Cq final : public Object, public WaitMember {
 
  private:
   void write_entry(void* dst, const Entry& e) const noexcept;
+  // The next entry in completion order (ring first, then the overflow list), or false.
+  // Consumer side.
+  bool pop_entry(Entry& out) noexcept;
 
   FidBox<fid_cq> box_;
   Object* owner_;
@@ -81,11 +93,13 @@ class Cq final : public Object, public WaitMember {
   fi_cq_format format_;
   size_t entry_size_;
   uint32_t api_version_;
-  util::MaybeLock lock_;
-  util::Ring<Entry> ring_;
-  std::deque<Entry> overflow_;
-  std::deque<fi_cq_err_entry> errors_;
-  std::atomic<size_t> queued_{0};  // entries + errors (written under lock_; read without it)
+  util::MaybeLock read_lock_;       // consumers, when they may race (FI_THREAD_SAFE)
+  util::SpscRing<Entry> ring_;      // the hot path
+  util::Spinlock cold_lock_;        // overflow_ and errors_
+  std::deque<Entry> overflow_ PF_GUARDED_BY(cold_lock_);  // newer than every ring entry
+  std::deque<fi_cq_err_entry> errors_ PF_GUARDED_BY(cold_lock_);
+  std::atomic<size_t> overflow_n_{0};  // overflow_.size(), readable without cold_lock_
+  std::atomic<size_t> errors_n_{0};    // errors_.size(), readable without cold_lock_
   fi_cq_err_entry last_err_{};  // storage behind err_data handed to the application
   std::atomic<bool> signaled_{false};
   Waiter waiter_;

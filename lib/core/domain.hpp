@@ -32,7 +32,15 @@ class Domain : public Object, public Progressable {
     return info_->domain_attr && info_->domain_attr->name ? info_->domain_attr->name : "";
   }
   uint32_t api_version() const noexcept;
-  bool thread_safe() const noexcept { return lock_ptr_->enabled(); }
+  // domain_attr->threading it was opened with (fi_domain(3); UNSPEC reads as FI_THREAD_SAFE's
+  // caution is not needed: getinfo fills a level in, FI_THREAD_DOMAIN by default).
+  fi_threading threading() const noexcept {
+    return info_->domain_attr && info_->domain_attr->threading != FI_THREAD_UNSPEC
+               ? info_->domain_attr->threading
+               : FI_THREAD_DOMAIN;
+  }
+  // FI_THREAD_SAFE: any thread may call anything at once (CQ readers take a lock).
+  bool thread_safe() const noexcept { return threading() == FI_THREAD_SAFE; }
   // The lock of the domain's data path: its own, or one it shares with other domains
   // (share_lock: transport domains on one port share that port's lock).
   util::MaybeLock& lock() noexcept { return *lock_ptr_; }

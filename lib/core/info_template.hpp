@@ -28,7 +28,7 @@ struct InfoTemplate {
   size_t total_buffered_recv = 0; // bytes of unexpected data buffered
   size_t max_ep_srx_ctx = 0;      // endpoints one shared receive context serves (0: none)
   uint64_t msg_order = FI_ORDER_SAS;
-  fi_threading threading = FI_THREAD_DOMAIN;
+  fi_threading threading = FI_THREAD_SAFE;  // fi_domain(3): UNSPEC hints get the most parallel level
   fi_progress data_progress = FI_PROGRESS_MANUAL;
   uint32_t prov_version = 0;
 };

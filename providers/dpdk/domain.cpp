@@ -152,7 +152,7 @@ int DpdkDomain::complete(packet::Name& n) noexcept {
   auto next_request = Clock::now();
   for (;;) {
     {
-      util::Guard<util::MaybeLock> g(lock());
+      util::Guard<util::MaybeLock> g(link_->lock());
       if (dpdk_io_->neighbour(n.ipv4, n.mac)) return 0;
       const auto now = Clock::now();
       if (now >= deadline) break;

@@ -56,6 +56,10 @@ class DpdkIo final : public transport::PacketIo {
   bool clone(const transport::PacketBuf& pkt, transport::PacketBuf& out) noexcept override;
 
   uint16_t rx_burst(transport::PacketBuf* out, uint16_t n) noexcept override;
+  // The port's Rx interrupt descriptor (net_tap; -1 elsewhere: sleepers nap or an assist
+  // thread watches, lib/core/waiter.hpp). It shows every frame the PMD has not read.
+  int wait_fd() const noexcept override { return port_->rx_intr_fd(); }
+  bool prepare_wait() noexcept override { return port_->rx_intr_fd() >= 0; }
   // Asks the device for sent mbufs still holding zero-copy memory.
   void service() noexcept override;
   size_t counters(util::Counter* out, size_t max) const noexcept override;

@@ -22,6 +22,9 @@ TransportDomain::TransportDomain(core::Fabric* fabric, const fi_info* info, void
   core::install_domain_ops<TransportDomain>(box_.fid);
   fmt_.set_resolver(this);
   share_lock(link_->lock());  // the port's endpoints (of every domain) progress together
+  // Threads other than the application's one (docs/threading.md): other threads of it at
+  // every level but FI_THREAD_DOMAIN; the progress thread under FI_PROGRESS_AUTO.
+  link_->add_user(threading() != FI_THREAD_DOMAIN || auto_progress());
   if (auto_progress()) link_->enable_auto(cfg_);  // FI_PROGRESS_AUTO: the port's thread
 }
 
@@ -84,7 +87,7 @@ void TransportDomain::snapshot(stats::DomainSnapshot& out) {
   out.assist_runs = link_->assist_runs();
   size_t n_eps;
   {
-    util::Guard<util::MaybeLock> g(lock());
+    util::Guard<util::MaybeLock> g(link_->lock());
     out.io_count = link_->io_counters(out.io, stats::kMaxIoCounters);
     out.dropped_unknown_ep = link_->dropped_unknown_ep();
     out.cm_dropped = link_->cm_dropped();
@@ -99,7 +102,7 @@ void TransportDomain::snapshot(stats::DomainSnapshot& out) {
   for (size_t id = 1;;) {
     stats::EndpointSnapshot e;
     e.peers.reserve(want);
-    util::Guard<util::MaybeLock> g(lock());
+    util::Guard<util::MaybeLock> g(link_->lock());
     if (id >= link_->receiver_slots()) break;
     Receiver* r = link_->receiver(static_cast<uint16_t>(id));
     TransportEndpoint* ep = r ? r->endpoint() : nullptr;

@@ -34,7 +34,6 @@ std::shared_ptr<Link> Link::find(const std::string& key) {
 Link::Link(std::string key, const Name& local, std::string prov, std::string label)
     : key_(std::move(key)), local_(local), prov_(std::move(prov)), label_(std::move(label)) {
   rx_.resize(1, nullptr);  // id 0 is never used
-  lock_.enable(true);      // the assist thread may run progress concurrently
 }
 
 std::shared_ptr<Link> Link::create(const std::string& key, std::unique_ptr<transport::PacketIo> io,
@@ -43,6 +42,9 @@ std::shared_ptr<Link> Link::create(const std::string& key, std::unique_ptr<trans
   std::shared_ptr<Link> l(new Link(key, local, prov, label));
   l->io_inner_ = std::move(io);
   l->io_ = l->io_inner_.get();
+  // A library thread that reaches the port (the liveness assist runs progress; the stats
+  // socket's thread reads counters) needs the lock whatever the threading level.
+  if (cfg.transport.assist_interval_us || cfg.stats.socket) l->lock_.enable(true);
   const config::FaultConfig& f = cfg.fault;
   transport::FaultIoConfig fc;
   fc.faults = {f.drop, f.dup, f.reorder, f.corrupt, f.seed};
@@ -63,7 +65,8 @@ std::shared_ptr<Link> Link::create(const std::string& key, std::unique_ptr<trans
   if (cfg.transport.assist_interval_us) {
     Link* self = l.get();
     l->assist_.start_assist("pollfab-assist",
-                            std::chrono::microseconds(cfg.transport.assist_interval_us), [self] {
+                            std::chrono::microseconds(cfg.transport.assist_interval_us),
+                            [self]() PF_NO_THREAD_SAFETY_ANALYSIS {  // a try-lock in a lambda
                               if (!self->lock_.try_lock()) return false;
                               self->progress_locked();
                               self->lock_.unlock();
@@ -117,6 +120,7 @@ bool Link::progress_locked() noexcept {
       continue;
     }
     r->on_packet(bufs[i], rx_ns);
+    lock_.pass();  // a thread posting work waits one packet, not the whole burst
   }
   io_->service();
   bool busy = n > 0;
@@ -124,11 +128,19 @@ bool Link::progress_locked() noexcept {
     if (!rx_[i]) continue;
     rx_[i]->progress();
     busy = busy || rx_[i]->busy();
+    lock_.pass();
   }
   return busy;
 }
 
+void Link::add_user(bool needs_lock) noexcept {
+  // Setup (fi_domain, fi_listen): no other thread is inside this port's calls yet, or the
+  // lock is on already (docs/threading.md).
+  if (needs_lock || ++users_ > 1) lock_.enable(true);
+}
+
 void Link::enable_auto(const config::Config& cfg) {
+  lock_.enable(true);  // the thread runs progress beside the application's calls
   util::Guard<util::MaybeLock> g(lock_);  // no progress round runs while the threads change
   if (assist_.auto_mode()) return;
   assist_.stop();
@@ -148,7 +160,8 @@ void Link::enable_auto(const config::Config& cfg) {
       if (c < CPU_SETSIZE && CPU_ISSET(c, &allowed)) cpus.push_back(c);
   }
   Link* self = this;
-  assist_.start_auto("pollfab-progress", *this, uint64_t(cfg.progress.idle_us) * 1000, cpus, [self] {
+  assist_.start_auto("pollfab-progress", *this, uint64_t(cfg.progress.idle_us) * 1000, cpus,
+                     [self]() PF_NO_THREAD_SAFETY_ANALYSIS {
     // The application's calls go first: a held lock means it is posting or reading, which
     // counts as activity (poll again soon rather than sleep).
     if (!self->lock_.try_lock()) return true;

@@ -16,6 +16,10 @@
 // then every receiver's timers and transmit queues.
 // Thread-safety: find/create/~Link are MT-safe (the registry's mutex); everything else runs
 // under lock() (progress takes it; callers of the *_locked members and of io() hold it).
+// The lock is on (docs/threading.md) unless one FI_THREAD_DOMAIN domain under manual progress
+// is the port's only user and no library thread reaches it (transport.assist_interval_us = 0,
+// stats.socket = false): add_user, enable_auto. A progress round lets waiting threads in
+// between packets (util::Spinlock::pass), so a post waits for one packet, not a burst.
 #pragma once
 #include <memory>
 #include <string>
@@ -72,7 +76,11 @@ class Link final : public core::Progressable {
   transport::PacketIo& io() noexcept { return *io_; }
   transport::PacketIo& provider_io() noexcept { return *io_inner_; }
   transport::Clock& clock() noexcept { return clock_; }
-  util::MaybeLock& lock() noexcept { return lock_; }
+  util::MaybeLock& lock() noexcept PF_RETURN_CAPABILITY(lock_) { return lock_; }
+  // A domain or passive endpoint starts using the port (at setup): the lock goes on if it
+  // needs it (a threading level other than FI_THREAD_DOMAIN, automatic progress, a passive
+  // endpoint, whose EQ any thread may read) or the port now has more than one user.
+  void add_user(bool needs_lock) noexcept;
   const std::string& key() const noexcept { return key_; }
   // This port's name for an endpoint id.
   Name local_name(uint16_t ep_id) const noexcept {
@@ -88,8 +96,10 @@ class Link final : public core::Progressable {
   // Moves a receiver to another id (fi_setname before enable). False if taken.
   bool move(uint16_t from, uint16_t to);
   // The receiver at an id (under the lock); null if none. ids < receiver_slots().
-  Receiver* receiver(uint16_t id) const noexcept { return id < rx_.size() ? rx_[id] : nullptr; }
-  size_t receiver_slots() const noexcept { return rx_.size(); }
+  Receiver* receiver(uint16_t id) const noexcept PF_REQUIRES(lock_) {
+    return id < rx_.size() ? rx_[id] : nullptr;
+  }
+  size_t receiver_slots() const noexcept PF_REQUIRES(lock_) { return rx_.size(); }
 
   // The wait source of the domains on this port (core::Progressable): the port's descriptor,
   // prepare_wait() (false while the I/O layers hold packets the descriptor cannot show; on a
@@ -103,7 +113,7 @@ class Link final : public core::Progressable {
   // One round of progress (takes the lock; the assist thread's clock restarts).
   void progress() noexcept override;
   // The same under the lock; true if it moved packets or a receiver is busy.
-  bool progress_locked() noexcept;
+  bool progress_locked() noexcept PF_REQUIRES(lock_);
 
   // FI_PROGRESS_AUTO (docs/progress.md): from now on a thread drives this port's progress
   // (the liveness assist stops: the thread does its job). Pinned to the next CPU of
@@ -121,18 +131,20 @@ class Link final : public core::Progressable {
     if (assist_.auto_mode()) assist_.wake();
   }
   // I/O counters (under the lock). Returns how many it wrote.
-  size_t io_counters(util::Counter* out, size_t max) const noexcept { return io_->counters(out, max); }
-  uint64_t dropped_unknown_ep() const noexcept { return drop_unknown_ep_; }
+  size_t io_counters(util::Counter* out, size_t max) const noexcept PF_REQUIRES(lock_) {
+    return io_->counters(out, max);
+  }
+  uint64_t dropped_unknown_ep() const noexcept PF_REQUIRES(lock_) { return drop_unknown_ep_; }
   // Connection packets dropped by the port's endpoints and listeners, those closed included
   // (under the lock); RESETs the port sent for unknown endpoint ids.
-  uint64_t cm_dropped() const noexcept;
-  uint64_t cm_resets_tx() const noexcept { return resets_tx_; }
+  uint64_t cm_dropped() const noexcept PF_REQUIRES(lock_);
+  uint64_t cm_resets_tx() const noexcept PF_REQUIRES(lock_) { return resets_tx_; }
   uint64_t assist_runs() const noexcept { return assist_.runs(); }  // assist or auto runs
 
  private:
   Link(std::string key, const Name& local, std::string prov, std::string label);
   // Answers a CM packet (not a RESET) for an unknown endpoint id with RESET.
-  void reset_unknown(transport::PacketBuf& pkt) noexcept;
+  void reset_unknown(transport::PacketBuf& pkt) noexcept PF_REQUIRES(lock_);
 
   std::string key_;
   Name local_;
@@ -143,13 +155,14 @@ class Link final : public core::Progressable {
   std::unique_ptr<transport::FaultIo> io_fault_;        // over io_inner_, when configured
   std::unique_ptr<transport::LoopbackIo> io_loopback_;  // over those: local traffic
   transport::PacketIo* io_ = nullptr;                   // what the engines use
-  std::vector<Receiver*> rx_;                           // index = endpoint id; 0 unused
-  uint64_t drop_unknown_ep_ = 0;
-  uint64_t resets_tx_ = 0;
-  uint64_t cm_drops_closed_ = 0;  // cm_drops() of receivers that detached
+  std::vector<Receiver*> rx_ PF_GUARDED_BY(lock_);      // index = endpoint id; 0 unused
+  uint64_t drop_unknown_ep_ PF_GUARDED_BY(lock_) = 0;
+  uint64_t resets_tx_ PF_GUARDED_BY(lock_) = 0;
+  uint64_t cm_drops_closed_ PF_GUARDED_BY(lock_) = 0;  // cm_drops() of receivers that detached
+  uint32_t users_ = 0;                                  // add_user calls (setup only)
   // The last RESET's route (a fault layer holding that packet late keeps pointing here; a later
   // RESET may redirect it, and its receiver drops it by conn_id: harmless).
-  transport::Route reset_route_;
+  transport::Route reset_route_ PF_GUARDED_BY(lock_);
   std::string near_cpus_;         // set_near_cpus
   core::ProgressThread assist_;  // the liveness assist, or the automatic-progress thread
 };

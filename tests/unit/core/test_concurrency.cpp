@@ -1,0 +1,173 @@
+// The lock-free and lock-passing pieces of the threading levels (docs/threading.md), each with
+// the threads it is built for; the suite also runs these under ThreadSanitizer (scripts/tsan.sh).
+//   SpscRing: one producer and one consumer, every element once and in order.
+//   Cq: a producer (the provider's progress, serialized) and a consumer (an application thread
+//     at FI_THREAD_DOMAIN/COMPLETION/ENDPOINT, no lock) with the overflow list in play.
+//   Spinlock::pass: a holder lets a thread waiting in lock() through before it goes on.
+#include <gtest/gtest.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "lib/core/cq.hpp"
+#include "lib/util/spinlock.hpp"
+#include "lib/util/spsc_ring.hpp"
+
+using namespace pollfab;
+
+namespace {
+
+struct Owner final : core::Object {
+  int close() override { return refs() ? -FI_EBUSY : 0; }
+};
+
+TEST(SpscRing, OneProducerOneConsumerEveryElementOnceInOrder) {
+  util::SpscRing<uint64_t> ring(64);
+  EXPECT_EQ(ring.capacity(), 64u);
+  constexpr uint64_t kN = 200'000;
+  std::thread producer([&] {
+    for (uint64_t i = 0; i < kN;) {
+      if (ring.push(i)) ++i;
+      else std::this_thread::yield();
+    }
+  });
+  uint64_t next = 0;
+  while (next < kN) {
+    uint64_t* v = ring.front();
+    if (!v) {
+      std::this_thread::yield();
+      continue;
+    }
+    ASSERT_EQ(*v, next);
+    ring.pop();
+    ++next;
+  }
+  producer.join();
+  EXPECT_TRUE(ring.empty());
+  EXPECT_EQ(ring.front(), nullptr);
+}
+
+TEST(SpscRing, FullRefusesAndKeepsEverything) {
+  util::SpscRing<int> ring(3);  // rounds up to 4
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(ring.push(i));
+  EXPECT_FALSE(ring.push(9));
+  EXPECT_EQ(ring.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_NE(ring.front(), nullptr);
+    EXPECT_EQ(*ring.front(), i);
+    ring.pop();
+  }
+  EXPECT_TRUE(ring.empty());
+}
+
+// A CQ of 4 entries: the producer outruns the consumer, so entries go through the overflow
+// list and back; the consumer (no lock: consumers_may_race false) sees every one in order.
+TEST(CqConcurrency, ProducerThreadAndLocklessReaderKeepOrderThroughOverflow) {
+  Owner owner;
+  fi_cq_attr attr{};
+  attr.format = FI_CQ_FORMAT_CONTEXT;
+  attr.size = 4;
+  auto* cq = new core::Cq(&owner, nullptr, attr, FI_VERSION(1, 17), false, nullptr);
+  constexpr uintptr_t kN = 100'000;
+  std::thread producer([&] {
+    for (uintptr_t i = 1; i <= kN; ++i) {
+      cq->push(reinterpret_cast<void*>(i), FI_SEND, 0, nullptr, 0, 0, FI_ADDR_NOTAVAIL);
+      if (i % 1000 == 0) std::this_thread::yield();  // let the reader drain the overflow
+    }
+  });
+  uintptr_t next = 1;
+  fi_cq_entry e[8];
+  while (next <= kN) {
+    ssize_t n = fi_cq_read(cq->fid(), e, 8);
+    if (n == -FI_EAGAIN) continue;
+    ASSERT_GT(n, 0);
+    for (ssize_t i = 0; i < n; ++i) ASSERT_EQ(reinterpret_cast<uintptr_t>(e[i].op_context), next++);
+  }
+  producer.join();
+  EXPECT_EQ(fi_cq_read(cq->fid(), e, 8), -FI_EAGAIN);
+  EXPECT_EQ(cq->pending(), 0u);
+  EXPECT_EQ(fi_close(&cq->fid()->fid), 0);
+}
+
+// FI_THREAD_SAFE: two readers race; between them they see every entry exactly once.
+TEST(CqConcurrency, RacingReadersOfAThreadSafeCqSeeEachEntryOnce) {
+  Owner owner;
+  fi_cq_attr attr{};
+  attr.format = FI_CQ_FORMAT_CONTEXT;
+  attr.size = 16;
+  auto* cq = new core::Cq(&owner, nullptr, attr, FI_VERSION(1, 17), true, nullptr);
+  constexpr uintptr_t kN = 50'000;
+  std::vector<std::atomic<uint8_t>> seen(kN + 1);
+  std::atomic<uintptr_t> got{0};
+  auto reader = [&] {
+    fi_cq_entry e[4];
+    while (got.load() < kN) {
+      ssize_t n = fi_cq_read(cq->fid(), e, 4);
+      if (n <= 0) continue;
+      for (ssize_t i = 0; i < n; ++i) seen[reinterpret_cast<uintptr_t>(e[i].op_context)]++;
+      got += n;
+    }
+  };
+  std::thread r1(reader), r2(reader);
+  for (uintptr_t i = 1; i <= kN; ++i)
+    cq->push(reinterpret_cast<void*>(i), FI_SEND, 0, nullptr, 0, 0, FI_ADDR_NOTAVAIL);
+  r1.join();
+  r2.join();
+  for (uintptr_t i = 1; i <= kN; ++i) ASSERT_EQ(seen[i].load(), 1) << i;
+  EXPECT_EQ(fi_close(&cq->fid()->fid), 0);
+}
+
+// pass(): a thread spinning in lock() runs its critical section inside the holder's pass()
+// call, and the holder holds the lock again when pass() returns. (pass() waits a few pauses
+// for the spinner; a spinner the scheduler has just preempted misses it, so the scenario is
+// tried until it happens, and every try must end in one of the two legal orders.)
+TEST(Spinlock, PassLetsASpinningWaiterInBetweenPiecesOfWork) {
+  bool passed = false;
+  for (int attempt = 0; attempt < 50 && !passed; ++attempt) {
+    util::Spinlock lock;
+    std::vector<int> order;  // guarded by lock
+    lock.lock();
+    std::thread waiter([&] {
+      lock.lock();
+      order.push_back(2);
+      lock.unlock();
+    });
+    // Bounded: a waiter past its spinning phase (yielding) no longer counts.
+    for (int i = 0; i < 100000 && !lock.has_waiters(); ++i) __builtin_ia32_pause();
+    order.push_back(1);
+    lock.pass();
+    order.push_back(3);
+    lock.unlock();
+    waiter.join();
+    passed = order == std::vector<int>{1, 2, 3};
+    if (!passed) EXPECT_EQ(order, (std::vector<int>{1, 3, 2}));
+    EXPECT_FALSE(lock.has_waiters());
+  }
+  EXPECT_TRUE(passed);
+  // Nobody waiting: pass() keeps the lock without letting go.
+  util::Spinlock lock;
+  lock.lock();
+  lock.pass();
+  EXPECT_FALSE(lock.try_lock());
+  lock.unlock();
+}
+
+TEST(MaybeLock, OffIsFreeOnIsALock) {
+  util::MaybeLock off;
+  off.lock();
+  EXPECT_TRUE(off.try_lock());  // disabled: nothing is held
+  off.unlock();
+  EXPECT_FALSE(off.has_waiters());
+  util::MaybeLock on;
+  on.enable(true);
+  on.lock();
+  EXPECT_FALSE(on.try_lock());
+  on.unlock();
+  EXPECT_TRUE(on.try_lock());
+  on.unlock();
+}
+
+}  // namespace
