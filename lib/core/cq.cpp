@@ -10,6 +10,19 @@
 namespace pollfab::core {
 namespace {
 
+// Appends v to a cold list (under its lock) and publishes the list's size; false if out of
+// memory (the completion is lost, as an overflowing CQ's would be).
+template <class Q, class V>
+bool append_cold(Q& q, const V& v, std::atomic<size_t>& size) noexcept {
+  try {
+    q.push_back(v);
+  } catch (...) {
+    return false;
+  }
+  size.store(q.size(), std::memory_order_release);
+  return true;
+}
+
 size_t entry_size(fi_cq_format f) {
   switch (f) {
     case FI_CQ_FORMAT_CONTEXT: return sizeof(fi_cq_entry);
@@ -74,12 +87,7 @@ void Cq::push(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t 
   // Entries go to the overflow list while it holds any (order: the ring's are older).
   if (overflow_n_.load(std::memory_order_acquire) || !ring_.push(e)) {
     util::Guard<util::Spinlock> g(cold_lock_);
-    try {
-      overflow_.push_back(e);
-    } catch (...) {
-      return;
-    }
-    overflow_n_.store(overflow_.size(), std::memory_order_release);
+    if (!append_cold(overflow_, e, overflow_n_)) return;
   }
   waiter_.notify();
 }
@@ -87,12 +95,7 @@ void Cq::push(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t 
 void Cq::push_error(const fi_cq_err_entry& err) noexcept {
   {
     util::Guard<util::Spinlock> g(cold_lock_);
-    try {
-      errors_.push_back(err);
-    } catch (...) {
-      return;
-    }
-    errors_n_.store(errors_.size(), std::memory_order_release);
+    if (!append_cold(errors_, err, errors_n_)) return;
   }
   waiter_.notify();
 }

@@ -24,6 +24,14 @@ struct Owner final : core::Object {
   int close() override { return refs() ? -FI_EBUSY : 0; }
 };
 
+// A CONTEXT-format CQ of `size` entries without progress; readers lock iff consumers_may_race.
+core::Cq* context_cq(Owner& owner, size_t size, bool consumers_may_race) {
+  fi_cq_attr attr{};
+  attr.format = FI_CQ_FORMAT_CONTEXT;
+  attr.size = size;
+  return new core::Cq(&owner, nullptr, attr, FI_VERSION(1, 17), consumers_may_race, nullptr);
+}
+
 TEST(SpscRing, OneProducerOneConsumerEveryElementOnceInOrder) {
   util::SpscRing<uint64_t> ring(64);
   EXPECT_EQ(ring.capacity(), 64u);
@@ -67,10 +75,7 @@ TEST(SpscRing, FullRefusesAndKeepsEverything) {
 // list and back; the consumer (no lock: consumers_may_race false) sees every one in order.
 TEST(CqConcurrency, ProducerThreadAndLocklessReaderKeepOrderThroughOverflow) {
   Owner owner;
-  fi_cq_attr attr{};
-  attr.format = FI_CQ_FORMAT_CONTEXT;
-  attr.size = 4;
-  auto* cq = new core::Cq(&owner, nullptr, attr, FI_VERSION(1, 17), false, nullptr);
+  core::Cq* cq = context_cq(owner, 4, false);
   constexpr uintptr_t kN = 100'000;
   std::thread producer([&] {
     for (uintptr_t i = 1; i <= kN; ++i) {
@@ -95,10 +100,7 @@ TEST(CqConcurrency, ProducerThreadAndLocklessReaderKeepOrderThroughOverflow) {
 // FI_THREAD_SAFE: two readers race; between them they see every entry exactly once.
 TEST(CqConcurrency, RacingReadersOfAThreadSafeCqSeeEachEntryOnce) {
   Owner owner;
-  fi_cq_attr attr{};
-  attr.format = FI_CQ_FORMAT_CONTEXT;
-  attr.size = 16;
-  auto* cq = new core::Cq(&owner, nullptr, attr, FI_VERSION(1, 17), true, nullptr);
+  core::Cq* cq = context_cq(owner, 16, true);
   constexpr uintptr_t kN = 50'000;
   std::vector<std::atomic<uint8_t>> seen(kN + 1);
   std::atomic<uintptr_t> got{0};
