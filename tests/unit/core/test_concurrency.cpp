@@ -148,7 +148,11 @@ TEST(Spinlock, PassLetsASpinningWaiterInBetweenPiecesOfWork) {
     if (!passed) EXPECT_EQ(order, (std::vector<int>{1, 3, 2}));
     EXPECT_FALSE(lock.has_waiters());
   }
+#if !defined(__SANITIZE_THREAD__)
+  // Under ThreadSanitizer a spinner is too slow to take the lock within pass()'s few pauses;
+  // that build checks the orders above for races, the normal build checks the hand-over.
   EXPECT_TRUE(passed);
+#endif
   // Nobody waiting: pass() keeps the lock without letting go.
   util::Spinlock lock;
   lock.lock();
