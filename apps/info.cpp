@@ -33,7 +33,7 @@ int info_main(const InfoArgs& a) {
     printf("  (none: %s)\n", fi_strerror(-r));
   }
   int rc = 0;
-  for (const char* prov : {"dpdk", "udp"}) {
+  for (const char* prov : {"dpdk", "udp", "verbs"}) {
     config::LoadResult lr = config::load(prov);
     printf("\n# effective configuration of provider %s\n", prov);
     if (!lr.config) {

@@ -15,7 +15,7 @@ int run_main(const RunArgs& a) {
     return 2;
   }
   if (!a.config.empty()) setenv("POLLFAB_CONFIG", a.config.c_str(), 1);
-  for (const char* prov : {"dpdk", "udp"}) {
+  for (const char* prov : {"dpdk", "udp", "verbs"}) {
     config::LoadResult lr = config::load(prov);
     if (!lr.config) {
       fprintf(stderr, "pollfab run: configuration refused: %s\n", lr.error.c_str());

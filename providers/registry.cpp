@@ -5,11 +5,17 @@
 #if POLLFAB_HAVE_DPDK
 #include "providers/dpdk/provider.hpp"
 #endif
+#if POLLFAB_HAVE_VERBS
+#include "providers/verbs/provider.hpp"
+#endif
 
 namespace pollfab::providers {
 
 std::vector<core::Provider*> all() {
   std::vector<core::Provider*> v;
+#if POLLFAB_HAVE_VERBS
+  v.push_back(verbs::provider());  // RDMA hardware first
+#endif
 #if POLLFAB_HAVE_DPDK
   v.push_back(dpdk::provider());
 #endif

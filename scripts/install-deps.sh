@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package pollfab needs to build, test, run the demo and the benchmarks.
+# Installs every Debian 12 package pollfab needs to build, test, run the demo and the benchmarks
+# (rdma-core for the verbs provider; the last line builds the soft-RoCE guest kernel, tests/verbs).
 # Idempotent: installs only what is missing. Needs root (or sudo) and Debian's package registry.
 set -euo pipefail
 
@@ -13,6 +14,8 @@ PKGS=(
   clang-14 libclang-rt-14-dev
   iproute2 procps util-linux binutils
   openmpi-bin libopenmpi-dev
+  rdma-core ibverbs-providers ibverbs-utils libibverbs-dev librdmacm-dev rdmacm-utils perftest
+  gcc make flex bison bc libc6-dev xz-utils busybox-static cpio
 )
 
 missing=()

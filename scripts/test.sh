@@ -6,6 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+# The soft-RoCE guest for the verbs tests: its kernel is built once per machine (~9 min) and
+# kept outside the checkout (/var/cache/pollfab/softroce-uml).
+scripts/softroce-uml.sh ensure
 scripts/setup-hugepages.sh || true
 scripts/build.sh
 # Integration tests share the testbed's fixed namespaces: run them one at a time.

@@ -61,6 +61,18 @@ struct UdpConfig {
   friend bool operator==(const UdpConfig&, const UdpConfig&) = default;
 };
 
+// [verbs] RDMA devices (verbs provider).
+struct VerbsConfig {
+  std::string device;              // "" = every device with an active port
+  uint16_t port = 1;               // 1..255
+  std::string gid_index = "auto";  // "auto" or "0".."255"
+  uint32_t tx_depth = 512;         // work requests, 16..32768
+  uint32_t rx_depth = 512;         // work requests, 16..32768
+  uint32_t inline_bytes = 128;     // bytes, 0..1024
+
+  friend bool operator==(const VerbsConfig&, const VerbsConfig&) = default;
+};
+
 // [transport] reliability protocol (every provider).
 struct TransportConfig {
   uint32_t rto_min_us = 1000;                  // us, 1..10000000
@@ -115,6 +127,7 @@ struct Config {
   EalConfig eal;
   DpdkConfig dpdk;
   UdpConfig udp;
+  VerbsConfig verbs;
   TransportConfig transport;
   FaultConfig fault;
   ProgressConfig progress;

@@ -12,7 +12,7 @@ constexpr KeyInfo kKeys[] = {
 #undef PF_KEY
 };
 
-constexpr std::string_view kSections[] = {"eal", "dpdk", "udp", "transport", "fault", "progress",
+constexpr std::string_view kSections[] = {"eal", "dpdk", "udp", "verbs", "transport", "fault", "progress",
                                            "stats"};
 
 }  // namespace
@@ -42,6 +42,7 @@ bool applies_to(std::string_view provider, const KeyInfo& k) noexcept {
   std::string_view s = k.section;
   if (s == "eal" || s == "dpdk") return provider == "dpdk";
   if (s == "udp") return provider == "udp";
+  if (s == "verbs") return provider == "verbs";
   return true;
 }
 

@@ -181,6 +181,16 @@ std::string int_reason(size_t idx, std::string_view got) {
                      bound(k.max), got);
 }
 
+bool is_gid_index(std::string_view s) {
+  if (s.empty() || s.size() > 3) return false;
+  unsigned v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + unsigned(c - '0');
+  }
+  return v <= 255;
+}
+
 std::string check_string(Check ch, std::string& s) {
   switch (ch) {
     case Check::Huge: return one_of(s, kHuge);
@@ -205,6 +215,9 @@ std::string check_string(Check ch, std::string& s) {
     case Check::MacOrEmpty:
       if (s.empty() || is_unicast_mac(s)) return {};
       return fmt::format("must be \"\" or a unicast MAC address aa:bb:cc:dd:ee:ff, got '{}'", s);
+    case Check::GidIndex:
+      if (s == "auto" || is_gid_index(s)) return {};
+      return fmt::format("must be auto or a GID table index 0..255, got '{}'", s);
     default: return {};
   }
 }

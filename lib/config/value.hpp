@@ -36,6 +36,7 @@ enum class Check {
   MacOrEmpty,   // String: "" or unicast aa:bb:cc:dd:ee:ff
   Neighbour,    // StringList: "IPv4 MAC" (dotted quad, space, unicast MAC)
   CpuList,      // String: "" or CPUs and ranges, comma-separated (0,2-3)
+  GidIndex,     // String: auto or a decimal GID table index 0..255
 };
 
 constexpr size_t kNoKey = SIZE_MAX;

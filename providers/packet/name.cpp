@@ -40,7 +40,7 @@ bool Name::decode(const uint8_t* in, size_t len, NameKind kind, Name& out) noexc
 transport::HostAddr Name::host() const noexcept {
   transport::HostAddr h;
   std::memcpy(h.bytes, mac, 6);
-  util::store_be16(h.bytes + 6, udp_port);
+  util::store_be16(h.bytes + 6, kind == NameKind::Verbs ? 0 : udp_port);
   util::store_be32(h.bytes + 8, ipv4);
   return h;
 }
@@ -59,6 +59,8 @@ std::string Name::str() const {
   std::string ip = fmt::format("{}.{}.{}.{}:{}/{}", ipv4 >> 24, (ipv4 >> 16) & 0xff,
                                (ipv4 >> 8) & 0xff, ipv4 & 0xff, udp_port, ep_id);
   if (kind == NameKind::Udp) return "fi_udp://" + ip;
+  if (kind == NameKind::Verbs)
+    return qpn() ? fmt::format("fi_verbs://q{}/{}", qpn(), ip) : "fi_verbs://" + ip;
   if (!mac_known()) return "fi_dpdk://" + ip;
   return fmt::format("fi_dpdk://{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}/{}", mac[0], mac[1],
                      mac[2], mac[3], mac[4], mac[5], ip);
@@ -117,16 +119,23 @@ bool parse_mac(std::string_view s, uint8_t* mac) noexcept {
 }  // namespace
 
 bool Name::parse(std::string_view text, NameKind kind, Name& out) noexcept {
-  const std::string_view scheme = kind == NameKind::Dpdk ? "fi_dpdk://" : "fi_udp://";
+  const std::string_view scheme = kind == NameKind::Dpdk  ? "fi_dpdk://"
+                                  : kind == NameKind::Udp ? "fi_udp://"
+                                                          : "fi_verbs://";
   if (text.substr(0, scheme.size()) != scheme) return false;
   text.remove_prefix(scheme.size());
   Name n;
   n.kind = kind;
   // [MAC/]IPv4:PORT[/EP]; a MAC has colons before any slash, an address has none.
   size_t slash = text.find('/');
-  if (slash != std::string_view::npos && text.substr(0, slash).find(':') != std::string_view::npos &&
+  if (kind == NameKind::Verbs && slash != std::string_view::npos && text[0] == 'q') {
+    uint32_t q = 0;
+    if (!parse_uint(text.substr(1, slash - 1), 0xffffff, q)) return false;
+    n.set_qpn(q);
+    text.remove_prefix(slash + 1);
+  } else if (slash != std::string_view::npos && text.substr(0, slash).find(':') != std::string_view::npos &&
       text.substr(0, slash).find('.') == std::string_view::npos) {
-    if (!parse_mac(text.substr(0, slash), n.mac)) return false;
+    if (kind == NameKind::Verbs || !parse_mac(text.substr(0, slash), n.mac)) return false;
     // The udp kind has no link address: an all-zero MAC (older text) is accepted, no other.
     if (kind == NameKind::Udp && n.mac_known()) return false;
     text.remove_prefix(slash + 1);
@@ -192,7 +201,8 @@ size_t print_name(const void* addr, char* buf, size_t cap) noexcept {
   if (!cap) return 0;
   const auto* b = static_cast<const uint8_t*>(addr);
   Name n;
-  if (!Name::decode(b, kNameBytes, NameKind::Dpdk, n) && !Name::decode(b, kNameBytes, NameKind::Udp, n)) {
+  if (!Name::decode(b, kNameBytes, NameKind::Dpdk, n) && !Name::decode(b, kNameBytes, NameKind::Udp, n) &&
+      !Name::decode(b, kNameBytes, NameKind::Verbs, n)) {
     buf[0] = 0;
     return 0;
   }

@@ -5,22 +5,25 @@
 //   off size field
 //    0   1   magic 0x50 ('P')
 //    1   1   version (1)
-//    2   1   kind: 1 = dpdk, 2 = udp
+//    2   1   kind: 1 = dpdk, 2 = udp, 3 = verbs
 //    3   1   reserved (0)
-//    4   6   MAC address (dpdk; zero for udp)
-//   10   2   UDP port, big-endian
-//   12   4   IPv4 address, big-endian
+//    4   6   MAC address (dpdk; zero for udp); verbs: 0, 0, 0 and the UD QP number (24 bits)
+//   10   2   UDP port, big-endian (verbs: the rdma_cm service the QP number is resolved by)
+//   12   4   IPv4 address, big-endian (verbs: of the RoCE v2 GID ::ffff:a.b.c.d)
 //   16   2   endpoint id, big-endian
 //   18   6   reserved (0)
 //
-// The transport's HostAddr is bytes 4..15 of the name (MAC, port, IPv4) plus zero padding.
+// The transport's HostAddr is bytes 4..15 of the name (MAC, port, IPv4) plus zero padding; for
+// verbs the port is left out (a UD packet shows its sender's GID and QP number, not the service).
 //
 // Other forms an application may use (fi_getinfo addr_format, docs/addressing.md):
-//   FI_ADDR_STR     "fi_dpdk://[MAC/]IPv4:PORT[/EP]", "fi_udp://IPv4:PORT[/EP]" (Name::str
+//   FI_ADDR_STR     "fi_dpdk://[MAC/]IPv4:PORT[/EP]", "fi_udp://IPv4:PORT[/EP]",
+//                   "fi_verbs://[qQPN/]IPv4:PORT[/EP]" (QPN decimal) (Name::str
 //                   writes it, Name::parse reads it; a missing EP is kServiceEpId, a missing MAC
 //                   is resolved by the domain: ARP or the static neighbour table for dpdk)
 //   FI_SOCKADDR_IN  IPv4 address and UDP port; names the endpoint kServiceEpId of that port
-// A name whose MAC is all zero is "not yet resolved" (dpdk); the udp kind never has one.
+// A name whose MAC is all zero is "not yet resolved" (dpdk: by ARP; verbs: its QP number, by
+// rdma_cm service ID resolution); the udp kind never has one.
 #pragma once
 #include <netinet/in.h>
 
@@ -38,7 +41,7 @@ namespace pollfab::providers::packet {
 constexpr size_t kNameBytes = 24;
 constexpr uint8_t kNameMagic = 0x50;
 constexpr uint8_t kNameVersion = 1;
-enum class NameKind : uint8_t { Dpdk = 1, Udp = 2 };
+enum class NameKind : uint8_t { Dpdk = 1, Udp = 2, Verbs = 3 };
 // The endpoint a name given by node and service reaches (fi_getinfo dest_addr, FI_SOCKADDR_IN,
 // fi_av_insertsvc, a string without /EP): the first endpoint opened on the domain (ids start
 // at 1).
@@ -68,6 +71,12 @@ struct Name {
   static bool from_sockaddr(const void* sa, size_t len, NameKind kind, Name& out) noexcept;
   sockaddr_in to_sockaddr() const noexcept;
   bool mac_known() const noexcept;
+  // verbs: the UD QP number held in mac[3..5] (0 = not yet resolved).
+  uint32_t qpn() const noexcept { return uint32_t(mac[3]) << 16 | uint32_t(mac[4]) << 8 | mac[5]; }
+  void set_qpn(uint32_t q) noexcept {
+    mac[0] = mac[1] = mac[2] = 0;
+    mac[3] = uint8_t(q >> 16), mac[4] = uint8_t(q >> 8), mac[5] = uint8_t(q);
+  }
 };
 
 // An IPv4 address (host order) for a node: a dotted quad or a host name (getaddrinfo, AF_INET).

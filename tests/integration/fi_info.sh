@@ -11,7 +11,7 @@ out=$("$P" run -- fi_info -l)
 echo "$out"
 check "fi_info -l lists dpdk" 'grep -qx "dpdk:" <<<"$out"'
 check "fi_info -l lists pollfab's udp provider" 'grep -qx "udp:" <<<"$out"'
-check "fi_info -l lists only pollfab's providers (dpdk, udp)" '[ -z "$(grep -E "^[^ ].*:$" <<<"$out" | grep -vxE "dpdk:|udp:")" ]'
+check "fi_info -l lists only pollfab's providers (dpdk, udp, verbs)" '[ -z "$(grep -E "^[^ ].*:$" <<<"$out" | grep -vxE "dpdk:|udp:|verbs:")" ]'
 
 out=$("$P" run -- fi_info -p dpdk -v)
 check "fi_info -p dpdk -v prints a full dump" 'grep -q "^fi_info:" <<<"$out" && grep -q "fi_domain_attr:" <<<"$out" && grep -q "type: FI_EP_RDM" <<<"$out" && grep -q "type: FI_EP_DGRAM" <<<"$out"'

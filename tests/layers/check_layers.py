@@ -38,7 +38,10 @@ LAYERS = {
                        "lib/config", "lib/util"],
     "providers/udp": ["providers/udp", "providers/packet", "lib/core", "transport", "lib/config",
                       "lib/util"],
-    "providers/verbs": ["providers/verbs", "lib/core", "transport", "lib/config", "lib/util"],
+    # verbs RDM carries the transport over UD QPs, through the packet providers' base
+    # (docs/architecture-notes.md, 17).
+    "providers/verbs": ["providers/verbs", "providers/packet", "lib/core", "transport",
+                        "lib/config", "lib/util"],
     "providers/packet": ["providers/packet", "lib/core", "transport", "lib/config", "lib/util"],
     "providers": ["providers", "lib/core", "lib/config", "lib/util"],  # the registry
     "lib/core": ["lib/core", "lib/config", "lib/util"],

@@ -104,7 +104,7 @@ TEST_F(ConfigTest, SchemaIsCompleteAndConsistent) {
     // The struct's initializers are the schema's defaults.
     EXPECT_EQ(value_text(Config{}, k), k.default_text) << name;
   }
-  EXPECT_EQ(schema().size(), 50u);
+  EXPECT_EQ(schema().size(), 56u);
   EXPECT_EQ(std::string(key("dpdk", "mtu").unit), "bytes");
   EXPECT_EQ(std::string(key("transport", "rto_min_us").unit), "us");
   EXPECT_EQ(std::string(key("fault", "drop").unit), "probability");
@@ -152,7 +152,9 @@ TEST_F(ConfigTest, DefaultTomlEqualsBuiltInDefaults) {
 TEST_F(ConfigTest, IntFieldsHoldTheirWholeRange) {
   for (const KeyInfo& k : schema()) {
     if (k.type != Type::Int) continue;
-    const char* prov = std::strcmp(k.section, "udp") == 0 ? "udp" : "dpdk";
+    const char* prov = std::strcmp(k.section, "udp") == 0     ? "udp"
+                       : std::strcmp(k.section, "verbs") == 0 ? "verbs"
+                                                               : "dpdk";
     std::string var = env_name(prov, k);
     for (double b : {k.min, k.max}) {
       std::string text = b >= 9.2e18 ? "9223372036854775807" : std::to_string(int64_t(b));
@@ -225,7 +227,7 @@ TEST_F(ConfigTest, UnknownSection) {
   std::string e = error_of("\n[dpdkk]\nmtu = 1500\n");
   EXPECT_HAS(e, path("bad.toml") + ":2:");
   EXPECT_HAS(e, "unknown section 'dpdkk'");
-  EXPECT_HAS(e, "eal, dpdk, udp, transport, fault, progress, stats");
+  EXPECT_HAS(e, "eal, dpdk, udp, verbs, transport, fault, progress, stats");
   e = error_of("dpdk = 3\n");
   EXPECT_HAS(e, "section 'dpdk' must be a table, got integer");
 }
@@ -511,7 +513,10 @@ dup = 0.5
   std::string text = to_toml(*r.config);
   EXPECT_HAS(text, "source: " + p);
   for (const KeyInfo& k : schema()) {
-    size_t at = text.find("\n" + std::string(k.key) + " = ");
+    // The key's line within its own section (several sections have a `port`).
+    size_t sec = text.find("\n[" + std::string(k.section) + "]\n");
+    ASSERT_NE(sec, std::string::npos) << k.section;
+    size_t at = text.find("\n" + std::string(k.key) + " = ", sec);
     ASSERT_NE(at, std::string::npos) << k.key;
     size_t line = text.rfind('\n', at - 1);
     EXPECT_EQ(text.substr(line + 1, 2), "# ") << k.key;

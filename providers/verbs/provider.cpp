@@ -1,0 +1,208 @@
+#include "providers/verbs/provider.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "lib/config/loader.hpp"
+#include "lib/core/config_params.hpp"
+#include "lib/core/fabric.hpp"
+#include "lib/core/info_alloc.hpp"
+#include "lib/core/ops_fabric.hpp"
+#include "lib/util/log.hpp"
+#include "providers/packet/attr.hpp"
+#include "providers/packet/domain.hpp"
+#include "providers/verbs/device.hpp"
+#include "providers/verbs/sidr.hpp"
+#include "providers/verbs/ud_io.hpp"
+#include "transport/wire.hpp"
+
+namespace pollfab::providers::verbs {
+namespace {
+
+constexpr const char* kName = "verbs";
+constexpr uint32_t kInjectBytes = 1024;
+
+constexpr int kResolveTimeoutMs = 2000;
+
+// A name given by node and service (no QP number yet) is completed by service ID resolution
+// (sidr.hpp) before the AV stores it.
+class VerbsDomain final : public packet::TransportDomain {
+ public:
+  VerbsDomain(core::Fabric* fabric, const fi_info* info, void* context, const config::Config& cfg,
+              std::shared_ptr<packet::Link> link)
+      : packet::TransportDomain(fabric, info, context, packet::NameKind::Verbs, cfg,
+                                std::move(link)) {}
+  int complete(packet::Name& n) noexcept override {
+    if (n.qpn()) return 0;
+    if (!n.udp_port) return -FI_EINVAL;
+    uint32_t qpn = 0;
+    std::string why;
+    if (int r = sidr_resolve(local_name(0).ipv4, n.ipv4, n.udp_port, kResolveTimeoutMs, qpn, why)) {
+      PF_LOG(kName, Warn, Av, "resolving {}: {}", n.str(), why);
+      return r;
+    }
+    n.set_qpn(qpn);
+    return 0;
+  }
+};
+
+// The port behind a domain name ("rxe0"), or nullptr (err set).
+const PortInfo* find_port(const std::vector<PortInfo>& ports, const char* name, int& err) {
+  for (const PortInfo& p : ports)
+    if ((!name || p.device == name) && p.gid_index >= 0) return &p;
+  err = -FI_ENODEV;
+  return nullptr;
+}
+
+class VerbsFabric final : public core::Fabric {
+ public:
+  VerbsFabric(core::Provider* prov, const fi_fabric_attr* attr, void* context,
+              const config::Config& cfg)
+      : core::Fabric(prov, attr, context), cfg_(cfg) {
+    core::install_fabric_ops<VerbsFabric>(box_.fid);
+  }
+  int open_domain(fi_info* info, fid_domain** dom, uint64_t flags, void* context) override {
+    (void)flags;
+    int err = 0;
+    std::shared_ptr<packet::Link> link = open_link(info, err);
+    if (!link) return err;
+    *dom = (new VerbsDomain(this, info, context, cfg_, std::move(link)))->fid();
+    return 0;
+  }
+
+  // The UD QP (Link) of the info's domain (device) and source service. A service already open on
+  // that port is shared; service 0 always opens a new QP. err: -FI_EINVAL (format), -FI_ENODEV
+  // (no such usable port), -FI_EADDRNOTAVAIL (the source is not this port's address), or the
+  // device's failure as -FI_EIO.
+  std::shared_ptr<packet::Link> open_link(const fi_info* info, int& err) {
+    if (!packet::NameFormat::supported(info->addr_format)) {
+      err = -FI_EINVAL;
+      return nullptr;
+    }
+    std::vector<std::string> skipped;
+    const std::vector<PortInfo> ports = list_ports(cfg_.verbs, skipped);
+    const char* dname = info->domain_attr ? info->domain_attr->name : nullptr;
+    const PortInfo* port = find_port(ports, dname, err);
+    if (!port) {
+      for (const std::string& s : skipped) PF_LOG(kName, Warn, Domain, "fi_domain: {}", s);
+      return nullptr;
+    }
+    packet::Name local;
+    local.kind = packet::NameKind::Verbs;
+    local.ipv4 = port->ipv4;
+    packet::Name src;
+    if (packet::info_src_name(info, packet::NameKind::Verbs, src)) {
+      if (src.ipv4 && src.ipv4 != port->ipv4) {
+        err = -FI_EADDRNOTAVAIL;
+        return nullptr;
+      }
+      local.udp_port = src.udp_port;
+    }
+    const std::string key = "verbs:" + port->device + ":" + std::to_string(port->port) + ":" +
+                            std::to_string(local.udp_port);
+    if (local.udp_port)
+      if (std::shared_ptr<packet::Link> link = packet::Link::find(key)) return link;
+    std::string why;
+    std::unique_ptr<UdIo> io = UdIo::open(*port, cfg_.verbs, why);
+    if (!io) {
+      PF_LOG(kName, Warn, Domain, "fi_domain {}: {}", port->device, why);
+      err = -FI_EIO;
+      return nullptr;
+    }
+    local.set_qpn(io->qpn());
+    // Name the QP by ipv4:service for peers that know only those (fi_getinfo(node, service)).
+    std::unique_ptr<SidrListener> sidr = SidrListener::start(local.ipv4, local.udp_port, io->qpn(), why);
+    if (sidr) {
+      local.udp_port = sidr->service();
+      io->keep_listener(std::move(sidr));
+    } else if (local.udp_port) {
+      PF_LOG(kName, Warn, Domain, "fi_domain {}: service {}: {}", port->device, local.udp_port, why);
+      err = -FI_EADDRINUSE;
+      return nullptr;
+    } else {
+      PF_LOG(kName, Info, Domain, "fi_domain {}: no service ID resolution ({}); peers need this "
+             "endpoint's binary name", port->device, why);
+    }
+    // Registered under its service, so that another domain asking for it shares this QP.
+    std::string bound = "verbs:" + port->device + ":" + std::to_string(port->port) + ":" +
+                        std::to_string(local.udp_port);
+    if (!local.udp_port) bound += ":q" + std::to_string(io->qpn());
+    return packet::Link::create(bound, std::move(io), cfg_, local, kName, port->device);
+  }
+
+ private:
+  config::Config cfg_;
+};
+
+class VerbsProvider final : public core::Provider {
+ public:
+  const char* name() const noexcept override { return kName; }
+
+  int candidates(uint32_t, const char* node, const char* service, uint64_t flags,
+                 const fi_info* hints, std::vector<fi_info*>& out) override {
+    config::LoadResult lr = config::load(kName);
+    if (!lr.config) {
+      PF_LOG(kName, Warn, Core, "configuration refused: {}", lr.error);
+      return -FI_EINVAL;
+    }
+    const config::Config& cfg = *lr.config;
+    std::vector<std::string> skipped;
+    const std::vector<PortInfo> ports = list_ports(cfg.verbs, skipped);
+    for (const std::string& s : skipped) PF_LOG(kName, Info, Core, "{}", s);
+    const size_t first = out.size();
+    for (const PortInfo& port : ports) {
+      if (port.gid_index < 0) continue;
+      packet::Name local;
+      local.kind = packet::NameKind::Verbs;
+      local.ipv4 = port.ipv4;
+      packet::InfoNames names;
+      // A node that is not this port's address (FI_SOURCE) leaves this port out.
+      if (packet::info_names(kName, local, node, service, flags, hints, names)) continue;
+      const size_t max_pkt = port.mtu_bytes;
+      const size_t dgram_max = max_pkt - transport::wire::kHeaderBytes;
+      for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM}) {
+        core::InfoTemplate t;
+        t.prov_name = kName;
+        t.fabric_name = "verbs";
+        t.domain_name = port.device;
+        t.type = type;
+        t.max_msg_size = type == FI_EP_DGRAM ? dgram_max : 0xffffffffull;
+        t.inject_size = type == FI_EP_DGRAM ? std::min<size_t>(kInjectBytes, dgram_max) : kInjectBytes;
+        t.total_buffered_recv = type == FI_EP_DGRAM ? 0 : cfg.transport.max_unexpected_bytes;
+        t.prov_version = version();
+        fi_info* i = packet::make_info(t);
+        if (!i) return -FI_ENOMEM;
+        if (!packet::set_info_names(i, names)) {
+          core::freeinfo(i);
+          return -FI_ENOMEM;
+        }
+        out.push_back(i);
+      }
+    }
+    if (out.size() == first) return -FI_ENODATA;
+    return packet::add_auto_progress_candidates(out, first);
+  }
+
+  int fabric(fi_fabric_attr* attr, fid_fabric** fabric, void* context) override {
+    config::LoadResult lr = config::load(kName);
+    if (!lr.config) {
+      PF_LOG(kName, Warn, Fabric, "configuration refused: {}", lr.error);
+      return -FI_EINVAL;
+    }
+    *fabric = (new VerbsFabric(this, attr, context, *lr.config))->fid();
+    return 0;
+  }
+
+  void define_params() override { core::define_config_params(kName); }
+};
+
+}  // namespace
+
+core::Provider* provider() {
+  static VerbsProvider p;
+  packet::install_name_printer();
+  return &p;
+}
+
+}  // namespace pollfab::providers::verbs
