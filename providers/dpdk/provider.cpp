@@ -60,13 +60,7 @@ class DpdkProvider final : public core::Provider {
         t.inject_size = type != FI_EP_DGRAM ? kInjectBytes : std::min<size_t>(kInjectBytes, dgram_max);
         t.total_buffered_recv = type != FI_EP_DGRAM ? cfg.transport.max_unexpected_bytes : 0;
         t.prov_version = Provider::version();
-        fi_info* i = packet::make_info(t);
-        if (!i) return -FI_ENOMEM;
-        if (!packet::set_info_names(i, names)) {
-          core::freeinfo(i);
-          return -FI_ENOMEM;
-        }
-        out.push_back(i);
+        if (int r = packet::add_candidate(t, names, out)) return r;
       }
     }
     if (out.empty()) return -FI_ENODATA;

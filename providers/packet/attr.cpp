@@ -1,6 +1,7 @@
 #include "providers/packet/attr.hpp"
 
 #include <cstdlib>
+#include <new>
 #include <cstring>
 
 #include "lib/core/info_alloc.hpp"
@@ -18,6 +19,22 @@ fi_info* make_info(core::InfoTemplate t) {
   // the endpoint ids of a port.
   if (t.type == FI_EP_MSG) t.max_ep_srx_ctx = kMaxSrxEndpoints;
   return core::make_info(t);
+}
+
+int add_candidate(const core::InfoTemplate& t, const InfoNames& names, std::vector<fi_info*>& out) {
+  fi_info* i = packet::make_info(t);
+  if (!i) return -FI_ENOMEM;
+  if (!set_info_names(i, names)) {
+    core::freeinfo(i);
+    return -FI_ENOMEM;
+  }
+  try {
+    out.push_back(i);
+  } catch (const std::bad_alloc&) {
+    core::freeinfo(i);
+    return -FI_ENOMEM;
+  }
+  return 0;
 }
 
 int add_auto_progress_candidates(std::vector<fi_info*>& out, size_t first) {

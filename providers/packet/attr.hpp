@@ -59,6 +59,8 @@ bool set_info_names(fi_info* info, uint32_t app, const Name& src, const Name* de
 inline bool set_info_names(fi_info* info, const InfoNames& n) noexcept {
   return set_info_names(info, n.app, n.src, n.has_dest ? &n.dest : nullptr);
 }
+// Appends make_info(t) carrying the names to out. Returns 0 or -FI_ENOMEM (nothing appended).
+int add_candidate(const core::InfoTemplate& t, const InfoNames& names, std::vector<fi_info*>& out);
 // The name in info->src_addr (in info->addr_format); false if there is none or it is malformed.
 bool info_src_name(const fi_info* info, NameKind kind, Name& out) noexcept;
 

@@ -132,13 +132,7 @@ class UdpProvider final : public core::Provider {
       t.inject_size = kInjectBytes;
       t.total_buffered_recv = type == FI_EP_DGRAM ? 0 : lr.config->transport.max_unexpected_bytes;
       t.prov_version = version();
-      fi_info* i = packet::make_info(t);
-      if (!i) return -FI_ENOMEM;
-      if (!packet::set_info_names(i, names)) {
-        core::freeinfo(i);
-        return -FI_ENOMEM;
-      }
-      out.push_back(i);
+      if (int r = packet::add_candidate(t, names, out)) return r;
     }
     return packet::add_auto_progress_candidates(out, first);
   }

@@ -171,13 +171,7 @@ class VerbsProvider final : public core::Provider {
         t.inject_size = type == FI_EP_DGRAM ? std::min<size_t>(kInjectBytes, dgram_max) : kInjectBytes;
         t.total_buffered_recv = type == FI_EP_DGRAM ? 0 : cfg.transport.max_unexpected_bytes;
         t.prov_version = version();
-        fi_info* i = packet::make_info(t);
-        if (!i) return -FI_ENOMEM;
-        if (!packet::set_info_names(i, names)) {
-          core::freeinfo(i);
-          return -FI_ENOMEM;
-        }
-        out.push_back(i);
+        if (int r = packet::add_candidate(t, names, out)) return r;
       }
     }
     if (out.size() == first) return -FI_ENODATA;

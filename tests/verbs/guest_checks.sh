@@ -15,42 +15,35 @@ out=$("$P" run -- fi_info -p verbs -v 2>&1)
 check "fi_info -p verbs -v lists rxe0 (FI_EP_RDM)" 'echo "$out" | grep -q "name: rxe0" && echo "$out" | grep -q "type: FI_EP_RDM"'
 check "fi_info -p verbs -v gives rxe0's address" 'echo "$out" | grep -q "src_addr: fi_verbs://q[0-9]*/$ip:\|src_addr: fi_verbs://$ip:"'
 
-# pollfab pingpong, RDM over the UD QP, client naming the server by address and service (SIDR).
-pp() {  # pp NAME SIZES ITERS ARGS...: server and client, data checked
-  name=$1 sizes=$2 iters=$3; shift 3
-  timeout 120 "$P" pingpong -p verbs -P 4000 -S "$sizes" -I "$iters" -c "$@" > "$logs/$name.server" 2>&1 &
+# A server and a client (the same program), both bounded; output shown, exit 0 on both sides.
+pair() {  # pair NAME SERVER_CMD CLIENT_CMD (each a command line, word-split)
+  name=$1
+  timeout 120 $2 > "$logs/$name.server" 2>&1 &
   spid=$!
   sleep 1
-  timeout 120 "$P" pingpong -p verbs -S "$sizes" -I "$iters" -c "$@" "$ip:4000" > "$logs/$name.client" 2>&1
+  timeout 120 $3 > "$logs/$name.client" 2>&1
   crc=$?
   wait $spid
   src=$?
-  grep -E '^(bytes|[0-9]+[kmg]? )' "$logs/$name.client" | head -60
+  grep -E '^(bytes|[0-9]+[kmg]?[[:space:]])' "$logs/$name.client" | head -60
   if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
     echo "--- $name client (exit $crc)"; tail -15 "$logs/$name.client"
     echo "--- $name server (exit $src)"; tail -15 "$logs/$name.server"
     return 1
   fi
 }
-check "pollfab pingpong -p verbs -e rdm --wait fd (64 B..64 KiB, data checked)" 'pp rdm_fd 64,1k,4k,64k 50 --wait fd'
+
+# pollfab pingpong, RDM over the UD QP, the client naming the server by address and service
+# (rdma_cm service ID resolution), blocking on the completion channel.
+pp="$P pingpong -p verbs -S 64,1k,4k,64k -I 50 -c --wait fd"
+check "pollfab pingpong -p verbs -e rdm --wait fd (64 B..64 KiB, data checked)" \
+  'pair rdm_fd "$pp -P 4000" "$pp $ip:4000"'
 
 # Debian's fi_pingpong on the drop-in (names exchanged on its out-of-band TCP socket; both
 # sides poll their CQs, so the single guest CPU is shared by time slices).
-fpp() {  # fpp NAME ARGS...: server and client with the same arguments; exit 0 on both sides
+fpp() {  # fpp NAME ARGS...
   name=$1; shift
-  timeout 120 "$P" run -- fi_pingpong "$@" > "$logs/$name.server" 2>&1 &
-  spid=$!
-  sleep 0.5
-  timeout 120 "$P" run -- fi_pingpong "$@" "$ip" > "$logs/$name.client" 2>&1
-  crc=$?
-  wait $spid
-  src=$?
-  grep -E '^(bytes|[0-9]+[kmg]? )' "$logs/$name.client" | head -60
-  if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
-    echo "--- $name client (exit $crc)"; tail -15 "$logs/$name.client"
-    echo "--- $name server (exit $src)"; tail -15 "$logs/$name.server"
-    return 1
-  fi
+  pair "$name" "$P run -- fi_pingpong $*" "$P run -- fi_pingpong $* $ip"
 }
 # fi_pingpong takes one size per run (-S n|all): inject-sized, and 16 KiB (16 UD datagrams per
 # message). The whole -S all runs are not in the suite: in this guest every system call,
