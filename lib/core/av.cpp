@@ -63,7 +63,7 @@ int Av::insert_each(size_t count, fi_addr_t* fi_addr, uint64_t flags, void* cont
       if (errors) errors[i] = err;
       continue;
     }
-    std::string key(reinterpret_cast<const char*>(a), len);
+    std::string key = fmt_.identity(a);
     fi_addr_t idx;
     {
       std::lock_guard<std::mutex> g(mu_);
@@ -150,7 +150,7 @@ int Av::remove(fi_addr_t* fi_addr, size_t count, uint64_t flags) {
     if (fi_addr[i] >= slots_.size() || !slots_[fi_addr[i]].valid) return -FI_EINVAL;
   for (size_t i = 0; i < count; ++i) {
     Slot& s = slots_[fi_addr[i]];
-    index_.erase(std::string(reinterpret_cast<const char*>(s.bytes), fmt_.len()));
+    index_.erase(fmt_.identity(s.bytes));
     s.valid = false;
   }
   generation_.fetch_add(1, std::memory_order_acq_rel);
@@ -185,7 +185,7 @@ const char* Av::straddr(const void* addr, char* buf, size_t* len) {
 
 fi_addr_t Av::reverse(const void* addr) const {
   std::lock_guard<std::mutex> g(mu_);
-  auto it = index_.find(std::string(static_cast<const char*>(addr), fmt_.len()));
+  auto it = index_.find(fmt_.identity(static_cast<const uint8_t*>(addr)));
   return it == index_.end() ? FI_ADDR_NOTAVAIL : it->second;
 }
 

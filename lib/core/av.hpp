@@ -59,6 +59,12 @@ class AddressFormat {
     *buflen = need;
     return fits ? 0 : -FI_ETOOSMALL;
   }
+  // The bytes that identify the endpoint a binary name names: two names with the same identity
+  // are one peer (fi_av_insert maps them to one fi_addr, and a received packet's sender, named
+  // by what the link shows, finds its fi_addr by it). Default: every byte.
+  virtual std::string identity(const uint8_t* name) const {
+    return std::string(reinterpret_cast<const char*>(name), len());
+  }
   // fi_av_insertsvc / fi_av_insertsym: the binary name of node:service (node may also be an
   // FI_ADDR_STR text with service null). Returns 0, -FI_EINVAL (malformed), -FI_ENODATA (node
   // unknown), -FI_ENOSYS (the provider has no such names) or a resolution error.

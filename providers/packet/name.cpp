@@ -197,6 +197,14 @@ bool parse_service(const char* service, uint16_t& port) noexcept {
   return true;
 }
 
+std::string NameFormat::identity(const uint8_t* name) const {
+  std::string id(reinterpret_cast<const char*>(name), kNameBytes);
+  Name n;
+  if (kind_ == NameKind::Verbs && Name::decode(name, kNameBytes, kind_, n) && n.qpn())
+    id[10] = id[11] = 0;  // the service (name.hpp's layout)
+  return id;
+}
+
 size_t print_name(const void* addr, char* buf, size_t cap) noexcept {
   if (!cap) return 0;
   const auto* b = static_cast<const uint8_t*>(addr);

@@ -115,6 +115,9 @@ class NameFormat final : public core::AddressFormat {
   int import(const void* addrs, size_t i, uint8_t* out) const noexcept override;
   int export_to(const uint8_t* name, void* buf, size_t* buflen) const noexcept override;
   int from_service(const char* node, const char* service, uint8_t* out) const noexcept override;
+  // verbs: a name with its QP number is identified without its service (a received UD packet
+  // shows the sender's address and QP number, not the service that named it).
+  std::string identity(const uint8_t* name) const override;
   // One address in the application's form (len bytes; FI_ADDR_STR: a NUL-terminated string)
   // -> name, unresolved. False if malformed.
   bool decode_app(const void* addr, size_t len, Name& out) const noexcept;

@@ -75,3 +75,34 @@ TEST(VerbsName, HostAddressLeavesTheServiceOut) {
   v.udp_port = 2;
   EXPECT_FALSE(u.host() == v.host());
 }
+
+// The AV's reverse lookups compare identities: a verbs name given with its service and the same
+// endpoint seen as a packet's sender (no service) are one peer; different QPs are not.
+TEST(VerbsName, IdentityLeavesTheServiceOutOnceTheQpIsKnown) {
+  using pollfab::providers::packet::NameFormat;
+  const NameFormat fmt(NameKind::Verbs);
+  uint8_t a[kNameBytes], b[kNameBytes], c[kNameBytes];
+  verbs_name(17).encode(a);
+  Name seen = verbs_name(17);
+  seen.udp_port = 0;
+  seen.encode(b);
+  verbs_name(18).encode(c);
+  EXPECT_EQ(fmt.identity(a), fmt.identity(b));
+  EXPECT_NE(fmt.identity(a), fmt.identity(c));
+  // Unresolved names (no QP number) keep their service: it is all that tells them apart.
+  verbs_name(0).encode(a);
+  Name other = verbs_name(0);
+  other.udp_port = 4001;
+  other.encode(b);
+  EXPECT_NE(fmt.identity(a), fmt.identity(b));
+  // udp names are identified by every byte.
+  const NameFormat ufmt(NameKind::Udp);
+  Name u;
+  u.kind = NameKind::Udp;
+  u.ipv4 = 0x7f000001;
+  u.udp_port = 1;
+  u.encode(a);
+  u.udp_port = 2;
+  u.encode(b);
+  EXPECT_NE(ufmt.identity(a), ufmt.identity(b));
+}
