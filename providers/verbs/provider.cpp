@@ -99,8 +99,8 @@ class VerbsFabric final : public core::Fabric {
       }
       local.udp_port = src.udp_port;
     }
-    const std::string key = "verbs:" + port->device + ":" + std::to_string(port->port) + ":" +
-                            std::to_string(local.udp_port);
+    const std::string prefix = "verbs:" + port->device + ":" + std::to_string(port->port) + ":";
+    const std::string key = prefix + std::to_string(local.udp_port);
     if (local.udp_port)
       if (std::shared_ptr<packet::Link> link = packet::Link::find(key)) return link;
     std::string why;
@@ -125,8 +125,7 @@ class VerbsFabric final : public core::Fabric {
              "endpoint's binary name", port->device, why);
     }
     // Registered under its service, so that another domain asking for it shares this QP.
-    std::string bound = "verbs:" + port->device + ":" + std::to_string(port->port) + ":" +
-                        std::to_string(local.udp_port);
+    std::string bound = prefix + std::to_string(local.udp_port);
     if (!local.udp_port) bound += ":q" + std::to_string(io->qpn());
     return packet::Link::create(bound, std::move(io), cfg_, local, kName, port->device);
   }

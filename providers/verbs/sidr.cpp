@@ -89,7 +89,7 @@ void SidrListener::run() noexcept {
         cp.qp_num = qpn_;
         const int r = rdma_accept(id, &cp);
         rdma_ack_cm_event(ev);
-        if (r == 0) ++answered_;
+        if (r == 0) answered_.fetch_add(1, std::memory_order_relaxed);
         rdma_destroy_id(id);
       } else {
         rdma_ack_cm_event(ev);

@@ -8,6 +8,7 @@
 //                  thread that sleeps in poll(2) on the event channel and a stop eventfd.
 //   sidr_resolve   asks ipv4:service for its QP number; bounded by timeout_ms.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,7 +30,7 @@ class SidrListener {
   SidrListener(const SidrListener&) = delete;
   SidrListener& operator=(const SidrListener&) = delete;
   uint16_t service() const noexcept { return service_; }
-  uint64_t answered() const noexcept { return answered_; }
+  uint64_t answered() const noexcept { return answered_.load(std::memory_order_relaxed); }
 
  private:
   SidrListener() = default;
@@ -40,7 +41,7 @@ class SidrListener {
   int stop_fd_ = -1;
   uint16_t service_ = 0;
   uint32_t qpn_ = 0;
-  uint64_t answered_ = 0;  // written by the thread only
+  std::atomic<uint64_t> answered_{0};  // requests answered (written by the thread)
   std::thread thread_;
 };
 
