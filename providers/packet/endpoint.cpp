@@ -241,7 +241,7 @@ ssize_t TransportEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tag
   op.context = a.context;
   op.flags = (tagged ? transport::kOpTagged : 0) | tx_flags(flags, inject_call);
   const Status st = engine_->send(op);
-  tdom_->link().kick();  // an automatic-progress thread asleep learns of the new timers
+  tdom_->link().posted(st);  // an automatic-progress thread asleep learns of the new timers
   return -core::fi_errno_of(st);
 }
 
@@ -259,7 +259,7 @@ ssize_t TransportEndpoint::recv(const core::MsgArgs& a, uint64_t flags, bool tag
     if (op.peer == transport::kNoPeer) return -FI_EINVAL;
   }
   const Status st = engine_->recv(op);
-  tdom_->link().kick();
+  tdom_->link().posted(st);
   return -core::fi_errno_of(st);
 }
 

@@ -48,7 +48,7 @@ ssize_t TransportEndpoint::post_rma(RmaOp& op, fi_addr_t addr) noexcept {
   op.peer = resolve(addr);
   if (op.peer == transport::kNoPeer) return no_peer_error();
   const util::Status st = engine_->rma(op);
-  tdom_->link().kick();
+  tdom_->link().posted(st);
   return -core::fi_errno_of(st);
 }
 

@@ -28,6 +28,7 @@
 #include "lib/config/config.hpp"
 #include "lib/core/progress_thread.hpp"
 #include "lib/util/spinlock.hpp"
+#include "lib/util/status.hpp"
 #include "providers/packet/name.hpp"
 #include "transport/clock.hpp"
 #include "transport/fault_io.hpp"
@@ -129,6 +130,16 @@ class Link final : public core::Progressable {
   // since its timers did not know about it. One fence and a load when it is awake.
   void kick() noexcept {
     if (assist_.auto_mode()) assist_.wake();
+  }
+  // After a post, with the port's lock held by the caller (the endpoint's domain lock, which
+  // the analysis cannot see through): kick(), and when the post was refused for lack of room
+  // (NoResource, -FI_EAGAIN) one progress round on the poster's thread first. Under automatic
+  // progress the thread only try-locks, and posters spinning on -FI_EAGAIN can keep it out
+  // for a long time (the 4-thread stress test once made no progress for minutes); a refused
+  // poster now frees room itself, which fi_domain(3) allows under FI_PROGRESS_AUTO.
+  void posted(util::Status st) noexcept PF_NO_THREAD_SAFETY_ANALYSIS {
+    if (st == util::Status::NoResource) progress_locked();
+    kick();
   }
   // I/O counters (under the lock). Returns how many it wrote.
   size_t io_counters(util::Counter* out, size_t max) const noexcept PF_REQUIRES(lock_) {

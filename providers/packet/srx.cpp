@@ -36,7 +36,7 @@ ssize_t TransportSrx::recv(const core::MsgArgs& a, uint64_t flags, bool tagged) 
   util::Guard<util::MaybeLock> g(tdom_->lock());
   if (!engines_.empty()) {
     const util::Status st = engines_.front()->recv(op);
-    tdom_->link().kick();
+    tdom_->link().posted(st);
     return -core::fi_errno_of(st);
   }
   // No endpoint yet, so no message either: a receive just waits in the queue.

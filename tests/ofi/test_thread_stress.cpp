@@ -130,20 +130,21 @@ struct Node {
   }
 
   void app_thread(int t) {
+    // Every loop is bounded: a stall fails the test (counts short), never hangs it.
+    const auto end = Clock::now() + std::chrono::seconds(120);
     for (int i = 0; i < kPerThread; ++i) {
       Op* r = recvs[t * kPerThread + i].get();
       ssize_t rc;
       while ((rc = fi_recv(ep, r->buf, kLen, nullptr, FI_ADDR_UNSPEC, &r->ctx)) == -FI_EAGAIN)
-        if (!reap()) return;
+        if (!reap() || Clock::now() >= end) return;
       ASSERT_EQ(rc, 0);
       Op* s = sends[t * kPerThread + i].get();
       fill(s->buf, t, i);
       while ((rc = fi_send(ep, s->buf, kLen, nullptr, peer, &s->ctx)) == -FI_EAGAIN)
-        if (!reap()) return;
+        if (!reap() || Clock::now() >= end) return;
       ASSERT_EQ(rc, 0);
       if (i % 8 == 0 && !reap()) return;
     }
-    const auto end = Clock::now() + std::chrono::seconds(120);
     while ((sends_done.load() < kThreads * kPerThread || recvs_done.load() < kThreads * kPerThread) &&
            Clock::now() < end)
       if (!reap()) return;
