@@ -29,12 +29,9 @@ class DpdkProvider final : public core::Provider {
 
   int candidates(uint32_t version, const char* node, const char* service, uint64_t flags,
                  const fi_info* hints, std::vector<fi_info*>& out) override {
-    config::LoadResult lr = config::load(kName);
-    if (!lr.config) {
-      PF_LOG(kName, Warn, Core, "configuration refused: {}", lr.error);
-      return -FI_EINVAL;
-    }
-    const config::Config& cfg = *lr.config;
+    std::optional<config::Config> cfg_opt = packet::load_config(kName, util::LogSubsys::Core);
+    if (!cfg_opt) return -FI_EINVAL;
+    const config::Config& cfg = *cfg_opt;
     // Addresses (docs/addressing.md): the port's IPv4 address and UDP port come from the
     // config, so fi_getinfo needs no port up; a destination's MAC is resolved later.
     packet::Name local;
@@ -68,17 +65,14 @@ class DpdkProvider final : public core::Provider {
   }
 
   int fabric(fi_fabric_attr* attr, fid_fabric** fabric, void* context) override {
-    config::LoadResult lr = config::load(kName);
-    if (!lr.config) {
-      PF_LOG(kName, Warn, Fabric, "configuration refused: {}", lr.error);
-      return -FI_EINVAL;
-    }
-    dpdk_glue::EalResult r = dpdk_glue::eal_acquire(*lr.config);
+    std::optional<config::Config> cfg_opt = packet::load_config(kName, util::LogSubsys::Fabric);
+    if (!cfg_opt) return -FI_EINVAL;
+    dpdk_glue::EalResult r = dpdk_glue::eal_acquire(*cfg_opt);
     if (r.status != util::Status::Ok) {
       PF_LOG(kName, Warn, Fabric, "fi_fabric: {}", r.message);
       return -core::fi_errno_of(r.status);
     }
-    auto* f = new DpdkFabric(this, attr, context, *lr.config);
+    auto* f = new DpdkFabric(this, attr, context, *cfg_opt);
     *fabric = f->fid();
     return 0;
   }

@@ -4,6 +4,7 @@
 #include <new>
 #include <cstring>
 
+#include "lib/config/loader.hpp"
 #include "lib/core/info_alloc.hpp"
 #include "lib/util/log.hpp"
 #include "transport/ops.hpp"
@@ -19,6 +20,15 @@ fi_info* make_info(core::InfoTemplate t) {
   // the endpoint ids of a port.
   if (t.type == FI_EP_MSG) t.max_ep_srx_ctx = kMaxSrxEndpoints;
   return core::make_info(t);
+}
+
+std::optional<config::Config> load_config(const char* prov, util::LogSubsys sub) {
+  config::LoadResult lr = config::load(prov);
+  if (lr.config) return std::move(*lr.config);
+  if (util::log_enabled(prov, util::LogLevel::Warn, sub))
+    util::log_fmt(prov, util::LogLevel::Warn, sub, __func__, __LINE__, "configuration refused: {}",
+                  lr.error);
+  return std::nullopt;
 }
 
 int add_candidate(const core::InfoTemplate& t, const InfoNames& names, std::vector<fi_info*>& out) {

@@ -3,7 +3,11 @@
 #pragma once
 #include <rdma/fabric.h>
 
+#include <optional>
 #include <vector>
+
+#include "lib/config/config.hpp"
+#include "lib/util/log.hpp"
 
 #include "lib/core/info_template.hpp"
 #include "providers/packet/name.hpp"
@@ -61,6 +65,9 @@ inline bool set_info_names(fi_info* info, const InfoNames& n) noexcept {
 }
 // Appends make_info(t) carrying the names to out. Returns 0 or -FI_ENOMEM (nothing appended).
 int add_candidate(const core::InfoTemplate& t, const InfoNames& names, std::vector<fi_info*>& out);
+// The provider's configuration (config::load), or nullopt after logging why it was refused
+// (a warning under `prov` in subsystem `sub`; the caller returns -FI_EINVAL).
+std::optional<config::Config> load_config(const char* prov, util::LogSubsys sub);
 // The name in info->src_addr (in info->addr_format); false if there is none or it is malformed.
 bool info_src_name(const fi_info* info, NameKind kind, Name& out) noexcept;
 

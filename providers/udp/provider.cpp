@@ -107,17 +107,14 @@ class UdpProvider final : public core::Provider {
 
   int candidates(uint32_t, const char* node, const char* service, uint64_t flags, const fi_info* hints,
                  std::vector<fi_info*>& out) override {
-    config::LoadResult lr = config::load(kName);
-    if (!lr.config) {
-      PF_LOG(kName, Warn, Core, "configuration refused: {}", lr.error);
-      return -FI_EINVAL;
-    }
+    std::optional<config::Config> cfg_opt = packet::load_config(kName, util::LogSubsys::Core);
+    if (!cfg_opt) return -FI_EINVAL;
     in_addr a{};
-    if (inet_pton(AF_INET, lr.config->udp.iface_ip.c_str(), &a) != 1) return -FI_ENODATA;
+    if (inet_pton(AF_INET, cfg_opt->udp.iface_ip.c_str(), &a) != 1) return -FI_ENODATA;
     packet::Name local;
     local.kind = packet::NameKind::Udp;
     local.ipv4 = ntohl(a.s_addr);
-    local.udp_port = lr.config->udp.port;
+    local.udp_port = cfg_opt->udp.port;
     packet::InfoNames names;
     if (int r = packet::info_names(kName, local, node, service, flags, hints, names)) return r;
     const size_t dgram_max = UdpIo::kMaxPacketBytes - transport::wire::kHeaderBytes;
@@ -126,11 +123,11 @@ class UdpProvider final : public core::Provider {
       core::InfoTemplate t;
       t.prov_name = kName;
       t.fabric_name = "udp";
-      t.domain_name = "udp-" + lr.config->udp.iface_ip;
+      t.domain_name = "udp-" + cfg_opt->udp.iface_ip;
       t.type = type;
       t.max_msg_size = type == FI_EP_DGRAM ? dgram_max : 0xffffffffull;
       t.inject_size = kInjectBytes;
-      t.total_buffered_recv = type == FI_EP_DGRAM ? 0 : lr.config->transport.max_unexpected_bytes;
+      t.total_buffered_recv = type == FI_EP_DGRAM ? 0 : cfg_opt->transport.max_unexpected_bytes;
       t.prov_version = version();
       if (int r = packet::add_candidate(t, names, out)) return r;
     }
@@ -138,12 +135,9 @@ class UdpProvider final : public core::Provider {
   }
 
   int fabric(fi_fabric_attr* attr, fid_fabric** fabric, void* context) override {
-    config::LoadResult lr = config::load(kName);
-    if (!lr.config) {
-      PF_LOG(kName, Warn, Fabric, "configuration refused: {}", lr.error);
-      return -FI_EINVAL;
-    }
-    *fabric = (new UdpFabric(this, attr, context, *lr.config))->fid();
+    std::optional<config::Config> cfg_opt = packet::load_config(kName, util::LogSubsys::Fabric);
+    if (!cfg_opt) return -FI_EINVAL;
+    *fabric = (new UdpFabric(this, attr, context, *cfg_opt))->fid();
     return 0;
   }
 

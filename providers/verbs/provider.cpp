@@ -140,12 +140,9 @@ class VerbsProvider final : public core::Provider {
 
   int candidates(uint32_t, const char* node, const char* service, uint64_t flags,
                  const fi_info* hints, std::vector<fi_info*>& out) override {
-    config::LoadResult lr = config::load(kName);
-    if (!lr.config) {
-      PF_LOG(kName, Warn, Core, "configuration refused: {}", lr.error);
-      return -FI_EINVAL;
-    }
-    const config::Config& cfg = *lr.config;
+    std::optional<config::Config> cfg_opt = packet::load_config(kName, util::LogSubsys::Core);
+    if (!cfg_opt) return -FI_EINVAL;
+    const config::Config& cfg = *cfg_opt;
     std::vector<std::string> skipped;
     const std::vector<PortInfo> ports = list_ports(cfg.verbs, skipped);
     for (const std::string& s : skipped) PF_LOG(kName, Info, Core, "{}", s);
@@ -178,12 +175,9 @@ class VerbsProvider final : public core::Provider {
   }
 
   int fabric(fi_fabric_attr* attr, fid_fabric** fabric, void* context) override {
-    config::LoadResult lr = config::load(kName);
-    if (!lr.config) {
-      PF_LOG(kName, Warn, Fabric, "configuration refused: {}", lr.error);
-      return -FI_EINVAL;
-    }
-    *fabric = (new VerbsFabric(this, attr, context, *lr.config))->fid();
+    std::optional<config::Config> cfg_opt = packet::load_config(kName, util::LogSubsys::Fabric);
+    if (!cfg_opt) return -FI_EINVAL;
+    *fabric = (new VerbsFabric(this, attr, context, *cfg_opt))->fid();
     return 0;
   }
 
