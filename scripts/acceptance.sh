@@ -8,6 +8,8 @@
 #   5. -S all -I 1000 -c over memif: rdm, rdm -m tagged, msg, msg with 2% drop and 1% dup/reorder
 #   6. fi_pingpong -p udp -e msg -S all -I 1000 -c          (loopback)
 #   7. pollfab pingpong --progress auto --wait fd -S all -I 1000 -c by service, tap (~30 min)
+#   8. verbs, in the soft-RoCE guest: fi_pingpong -p verbs -e rdm [-m tagged] -S all -I 50 -c
+#      (~4 min; needs `scripts/softroce-uml.sh ensure`)
 # Extra arguments select checks by number (default: all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +17,7 @@ cd "$(dirname "$0")/.."
 t=tests/integration/testbed_pingpong.sh
 export PINGPONG_TIMEOUT=${PINGPONG_TIMEOUT:-1500}
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(1 2 3 4 5 6 7)
+[ ${#want[@]} -gt 0 ] || want=(1 2 3 4 5 6 7 8)
 rc=0
 for n in "${want[@]}"; do
   case $n in
@@ -33,6 +35,8 @@ for n in "${want[@]}"; do
     7) echo "== pollfab pingpong, automatic progress, FD waits, tap"
        PINGPONG_ARGS="--progress auto --wait fd" PINGPONG_TIMEOUT=2400 \
          tests/integration/service_pingpong.sh build tap all 1000 || rc=1 ;;
+    8) echo "== verbs, soft-RoCE guest, -S all -I 50"
+       RXE_TIMEOUT=2400 tests/verbs/run.sh build full || rc=1 ;;
   esac
 done
 exit $rc

@@ -4,6 +4,8 @@
 //   BM_Crc32cTable/<bytes> the portable slicing-by-8 table path (machines without SSE4.2)
 //   BM_Crc32cOneChain/<bytes> a single CRC32-instruction chain (the pre-interleave code), kept
 //                         as the baseline the interleaved path is measured against
+//   BM_ClockMonotonic     one transport clock reading from CLOCK_MONOTONIC (transport.clock)
+//   BM_ClockTsc           one reading from the calibrated TSC, monotonic clamp included
 // A benchmark, not a test: run build/apps/pollfab-bench-micro (see README, Benchmarks).
 #include <benchmark/benchmark.h>
 
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "lib/util/crc32c.hpp"
+#include "transport/clock.hpp"
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>
@@ -59,6 +62,20 @@ BENCHMARK(BM_Crc32cOneChain)->Arg(64)->Arg(1472)->Arg(9000);
 
 BENCHMARK(BM_Crc32c)->Arg(64)->Arg(1472)->Arg(9000);
 BENCHMARK(BM_Crc32cTable)->Arg(64)->Arg(1472)->Arg(9000);
+
+void BM_ClockMonotonic(benchmark::State& st) {
+  pollfab::transport::SystemClock clk;
+  for (auto _ : st) benchmark::DoNotOptimize(clk.now_ns());
+}
+BENCHMARK(BM_ClockMonotonic);
+
+void BM_ClockTsc(benchmark::State& st) {
+  pollfab::transport::SystemClock clk;
+  clk.use_tsc(pollfab::util::tsc_calibration());
+  if (!clk.uses_tsc()) return st.SkipWithError("no usable TSC");
+  for (auto _ : st) benchmark::DoNotOptimize(clk.now_ns());
+}
+BENCHMARK(BM_ClockTsc);
 
 }  // namespace
 

@@ -89,6 +89,7 @@ struct TransportConfig {
   std::string congestion_control = "swift";    // "swift" | "none"
   uint32_t cc_target_us = 100;                 // us, 1..1000000
   bool checksum = true;                        // CRC-32C on every packet sent
+  std::string clock = "auto";                  // "auto" | "tsc" | "monotonic"
 
   friend bool operator==(const TransportConfig&, const TransportConfig&) = default;
 };

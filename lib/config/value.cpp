@@ -49,6 +49,7 @@ constexpr bool field_fits() {
 
 constexpr std::string_view kHuge[] = {"auto", "on", "off"};
 constexpr std::string_view kCongestionControl[] = {"swift", "none"};
+constexpr std::string_view kClockSource[] = {"auto", "tsc", "monotonic"};
 constexpr std::string_view kLogLevels[] = {"emergency", "alert",  "critical", "error",
                                            "warning",   "notice", "info",     "debug"};
 
@@ -195,6 +196,7 @@ std::string check_string(Check ch, std::string& s) {
   switch (ch) {
     case Check::Huge: return one_of(s, kHuge);
     case Check::CongestionControl: return one_of(s, kCongestionControl);
+    case Check::ClockSource: return one_of(s, kClockSource);
     case Check::LogLevel: return one_of(s, kLogLevels);
     case Check::Lcores:
       if (is_lcores(s)) return {};

@@ -36,6 +36,19 @@ Link::Link(std::string key, const Name& local, std::string prov, std::string lab
   rx_.resize(1, nullptr);  // id 0 is never used
 }
 
+void Link::select_clock(const std::string& source) {
+  const bool want = source == "tsc" || (source == "auto" && util::tsc_invariant());
+  const util::TscCalibration* cal = want ? util::tsc_calibration() : nullptr;
+  clock_.use_tsc(cal);
+  if (cal)
+    PF_LOG(prov_.c_str(), Info, Domain, "{}: clock tsc ({:.3f} GHz, calibrated)", label_, cal->ghz);
+  else if (source == "tsc")
+    PF_LOG(prov_.c_str(), Warn, Domain, "{}: clock tsc unavailable (the counter did not advance); using CLOCK_MONOTONIC", label_);
+  else
+    PF_LOG(prov_.c_str(), Info, Domain, "{}: clock CLOCK_MONOTONIC ({})", label_,
+           source == "auto" ? "no invariant TSC" : "configured");
+}
+
 std::shared_ptr<Link> Link::create(const std::string& key, std::unique_ptr<transport::PacketIo> io,
                                    const config::Config& cfg, const Name& local,
                                    const std::string& prov, const std::string& label) {
@@ -45,6 +58,7 @@ std::shared_ptr<Link> Link::create(const std::string& key, std::unique_ptr<trans
   // A library thread that reaches the port (the liveness assist runs progress; the stats
   // socket's thread reads counters) needs the lock whatever the threading level.
   if (cfg.transport.assist_interval_us || cfg.stats.socket) l->lock_.enable(true);
+  l->select_clock(cfg.transport.clock);
   const config::FaultConfig& f = cfg.fault;
   transport::FaultIoConfig fc;
   fc.faults = {f.drop, f.dup, f.reorder, f.corrupt, f.seed};

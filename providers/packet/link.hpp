@@ -154,6 +154,9 @@ class Link final : public core::Progressable {
 
  private:
   Link(std::string key, const Name& local, std::string prov, std::string label);
+  // The transport's clock from transport.clock: "tsc", "monotonic" or "auto" (tsc when the CPU
+  // reports an invariant TSC). Before the first packet.
+  void select_clock(const std::string& source);
   // Answers a CM packet (not a RESET) for an unknown endpoint id with RESET.
   void reset_unknown(transport::PacketBuf& pkt) noexcept PF_REQUIRES(lock_);
 

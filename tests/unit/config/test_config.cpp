@@ -104,7 +104,7 @@ TEST_F(ConfigTest, SchemaIsCompleteAndConsistent) {
     // The struct's initializers are the schema's defaults.
     EXPECT_EQ(value_text(Config{}, k), k.default_text) << name;
   }
-  EXPECT_EQ(schema().size(), 56u);
+  EXPECT_EQ(schema().size(), 57u);
   EXPECT_EQ(std::string(key("dpdk", "mtu").unit), "bytes");
   EXPECT_EQ(std::string(key("transport", "rto_min_us").unit), "us");
   EXPECT_EQ(std::string(key("fault", "drop").unit), "probability");
@@ -464,6 +464,8 @@ TEST_F(ConfigTest, EnvErrorsNameTheVariable) {
       {"FI_DPDK_EAL_HUGE", "sometimes",
        "FI_DPDK_EAL_HUGE: must be one of auto, on, off, got 'sometimes'"},
       {"FI_UDP_PORT", "-1", "FI_UDP_PORT: must be between 0 and 65535, got -1"},
+      {"FI_UDP_TRANSPORT_CLOCK", "hpet",
+       "FI_UDP_TRANSPORT_CLOCK: must be one of auto, tsc, monotonic, got 'hpet'"},
   };
   for (const Case& c : cases) {
     clear_env();
