@@ -59,8 +59,19 @@ fi_info* dupinfo(const fi_info* info) noexcept {
   dup->ep_attr = nullptr;
   dup->domain_attr = nullptr;
   dup->fabric_attr = nullptr;
-  dup->nic = nullptr;  // fid_nic duplication (FI_DUP) is not supported yet
+  dup->nic = nullptr;  // duplicated below, by the nic itself (FI_DUP), as libfabric does
 
+  if (info->nic) {  // as libfabric: a nic that cannot duplicate itself (-FI_ENOSYS) is left out
+    fi_ops* ops = info->nic->fid.ops;
+    if (FI_CHECK_OP(ops, struct fi_ops, control)) {
+      const int r = ops->control(&info->nic->fid, FI_DUP, &dup->nic);
+      if (r == -FI_ENOSYS) dup->nic = nullptr;
+      else if (r != 0) {
+        dup->nic = nullptr;
+        goto fail;
+      }
+    }
+  }
   if (info->src_addr) {
     dup->src_addr = mem_dup(info->src_addr, info->src_addrlen);
     if (!dup->src_addr) goto fail;

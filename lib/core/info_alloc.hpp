@@ -27,9 +27,9 @@ fi_info* allocinfo() noexcept;
 
 // fi_dupinfo(3): nullptr -> allocinfo(). Otherwise a deep copy of the single entry *info
 // (see "Ownership" above); attribute structs that are null in info stay null in the copy.
-// The copy's next is nullptr and its handle equals info->handle. nic: pollfab does not
-// implement fid_nic duplication yet, so the copy's nic is always nullptr (the reference
-// asks the nic for FI_DUP). An address or key with a null pointer stays null whatever its
+// The copy's next is nullptr and its handle equals info->handle. nic: the copy's is the one
+// info->nic makes on fi_control(FI_DUP) (lib/core/nic.hpp; as libfabric), or nullptr when the
+// nic answers -FI_ENOSYS; another error fails the copy. An address or key with a null pointer stays null whatever its
 // length; a non-null one of length 0 becomes a non-null 1-byte allocation (so it is still
 // distinguishable from "absent", as the reference's malloc(0)).
 // Returns nullptr (freeing any partial copy) if memory runs out.

@@ -1,5 +1,6 @@
 #include "providers/verbs/device.hpp"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <infiniband/verbs.h>
 
@@ -125,6 +126,10 @@ std::vector<PortInfo> list_ports(const config::VerbsConfig& cfg, std::vector<std
       p.speed_mbps = lane_mbps(pa.active_speed) * width_lanes(pa.active_width);
       p.ethernet = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
       p.max_qp_wr = static_cast<uint32_t>(da.max_qp_wr);
+      p.vendor_id = da.vendor_id;
+      p.vendor_part_id = da.vendor_part_id;
+      p.hw_ver = da.hw_ver;
+      p.fw_ver = da.fw_ver;
       if (!choose_gid(ctx, pa, cfg.gid_index, p))
         skipped.push_back(fmt::format("{} port {}: {}", name, cfg.port, p.why_unusable));
       out.push_back(std::move(p));
@@ -135,6 +140,22 @@ std::vector<PortInfo> list_ports(const config::VerbsConfig& cfg, std::vector<std
     skipped.push_back(fmt::format("no RDMA device named '{}' (verbs.device)", cfg.device));
   ibv_free_device_list(list);
   return out;
+}
+
+core::NicDesc nic_desc(const PortInfo& p) {
+  core::NicDesc d;
+  d.name = p.device;
+  d.device_id = fmt::format("0x{:04x}", p.vendor_part_id);
+  d.device_version = fmt::format("{}", p.hw_ver);
+  d.vendor_id = fmt::format("0x{:x}", p.vendor_id);
+  d.firmware = p.fw_ver;
+  char gid[INET6_ADDRSTRLEN] = {};
+  if (p.gid_index >= 0 && inet_ntop(AF_INET6, p.gid, gid, sizeof gid)) d.address = gid;
+  d.mtu = p.mtu_bytes;
+  d.speed = size_t(p.speed_mbps) * 1000000;
+  d.state = FI_LINK_UP;
+  d.network_type = p.ethernet ? "Ethernet" : "InfiniBand";
+  return d;
 }
 
 }  // namespace pollfab::providers::verbs

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lib/config/config.hpp"
+#include "lib/core/nic.hpp"
 
 namespace pollfab::providers::verbs {
 
@@ -27,6 +28,8 @@ struct PortInfo {
   uint32_t ipv4 = 0;          // host order; the IPv4 address of an IPv4-mapped GID
   uint32_t max_qp_wr = 0;     // device limits used for the queue depths
   uint32_t max_inline = 0;    // bytes; 0 if the device did not say (probed at QP creation)
+  uint32_t vendor_id = 0, vendor_part_id = 0, hw_ver = 0;  // ibv_device_attr
+  std::string fw_ver;                                      // firmware version text
   std::string why_unusable;   // when gid_index < 0: the reason
 };
 
@@ -34,6 +37,12 @@ struct PortInfo {
 // verbs.port). Devices that fail to open are skipped with a reason in `skipped` (one line each).
 // Never throws beyond std::bad_alloc.
 std::vector<PortInfo> list_ports(const config::VerbsConfig& cfg, std::vector<std::string>& skipped);
+
+// The fi_info nic of a port (fi_nic(3)): device name, ids (vendor_part_id as device_id,
+// hw_ver as device_version, vendor_id), firmware; bus unknown; link: the GID as address, the
+// active MTU, speed in bit/s, FI_LINK_UP (only active ports are listed), "Ethernet" (RoCE) or
+// "InfiniBand".
+core::NicDesc nic_desc(const PortInfo& p);
 
 // IBV_MTU_* enum value -> bytes (0 for an unknown value).
 uint32_t mtu_bytes(int ibv_mtu) noexcept;

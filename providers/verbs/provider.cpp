@@ -168,6 +168,8 @@ class VerbsProvider final : public core::Provider {
         t.total_buffered_recv = type == FI_EP_DGRAM ? 0 : cfg.transport.max_unexpected_bytes;
         t.prov_version = version();
         if (int r = packet::add_candidate(t, names, out)) return r;
+        out.back()->nic = core::make_nic(nic_desc(port));
+        if (!out.back()->nic) return -FI_ENOMEM;
       }
     }
     if (out.size() == first) return -FI_ENODATA;

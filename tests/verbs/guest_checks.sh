@@ -24,6 +24,8 @@ export FI_VERBS_TRANSPORT_CC_TARGET_US=3000
 
 out=$("$P" run -- fi_info -p verbs -v 2>&1)
 check "fi_info -p verbs -v lists rxe0 (FI_EP_RDM)" 'echo "$out" | grep -q "name: rxe0" && echo "$out" | grep -q "type: FI_EP_RDM"'
+check "fi_info -p verbs -v gives rxe0's link attributes (nic: MTU 1024, up, Ethernet)" \
+  'echo "$out" | grep -A16 "^    nic:" | tr -d " " | tr "\n" " " | grep -q "fi_link_attr: address:::ffff:$ip mtu:1024 speed:[1-9][0-9]* state:FI_LINK_UP network_type:Ethernet"'
 check "fi_info -p verbs -v gives rxe0's address" 'echo "$out" | grep -q "src_addr: fi_verbs://q[0-9]*/$ip:\|src_addr: fi_verbs://$ip:"'
 
 # Bad input: fi_getinfo finds nothing (fi_info exits 61, FI_ENODATA) and says why at
