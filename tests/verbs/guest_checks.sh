@@ -98,6 +98,31 @@ for m in msg tagged; do
 done
 check "fi_pingpong -p verbs -e dgram -S 512 -I 50 -c" 'fpp dgram -p verbs -e dgram -S 512 -I 50 -c'
 
+# Peer failure: the fi_pingpong server is killed (SIGKILL) mid-run; the client must exit
+# non-zero, not hang, within 30 s (transport.peer_timeout_ms is 5 s here; 10 s by default).
+peer_killed() {
+  FI_VERBS_TRANSPORT_PEER_TIMEOUT_MS=5000 "$P" run -- stdbuf -oL fi_pingpong -p verbs -e rdm -S all -I 50 -c > "$logs/kill.server" 2>&1 &
+  spid=$!
+  sleep 1
+  FI_VERBS_TRANSPORT_PEER_TIMEOUT_MS=5000 timeout 120 "$P" run -- stdbuf -oL fi_pingpong -p verbs -e rdm -S all -I 50 -c "$ip" > "$logs/kill.client" 2>&1 &
+  cpid=$!
+  i=0
+  until grep -qE '^[0-9]+k ' "$logs/kill.client" || [ $i -ge 300 ]; do sleep 0.1; i=$((i + 1)); done
+  kill -9 $spid
+  wait $spid 2>/dev/null
+  t0=$(date +%s)
+  i=0
+  while kill -0 $cpid 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+  if kill -0 $cpid 2>/dev/null; then
+    echo "client still running 30 s after the server was killed"; kill -9 $cpid; wait $cpid; return 1
+  fi
+  wait $cpid; r=$?
+  echo "client exited $r, $(( $(date +%s) - t0 )) s after the server was killed ($(grep -cE '^[0-9]' "$logs/kill.client") sizes done)"
+  grep -iE "error|timed out" "$logs/kill.client" | head -3
+  [ $r -ne 0 ] && [ $r -ne 124 ]
+}
+check "a peer killed mid-transfer: the client's operations fail (peer timeout), no hang" peer_killed
+
 # The OFI API tests (tests/ofi, the udp and dpdk suites' application) on verbs RDM: tagged
 # matching, AV and FI_SOURCE, addressing forms, RMA and atomics, counters, wait and poll sets.
 # Left out here: FI_EP_MSG and shared receive contexts (not offered by verbs yet), the CPU and
