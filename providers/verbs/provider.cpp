@@ -12,6 +12,7 @@
 #include "lib/util/log.hpp"
 #include "providers/packet/attr.hpp"
 #include "providers/packet/domain.hpp"
+#include "providers/packet/pep.hpp"
 #include "providers/verbs/device.hpp"
 #include "providers/verbs/sidr.hpp"
 #include "providers/verbs/ud_io.hpp"
@@ -68,6 +69,17 @@ class VerbsFabric final : public core::Fabric {
     std::shared_ptr<packet::Link> link = open_link(info, err);
     if (!link) return err;
     *dom = (new VerbsDomain(this, info, context, cfg_, std::move(link)))->fid();
+    return 0;
+  }
+
+  // fi_passive_ep (FI_EP_MSG): listens on the UD QP of the info's source service (the
+  // connection handshake of docs/transport.md, "Connected endpoints", runs over it).
+  int open_passive_ep(fi_info* info, fid_pep** pep, void* context) {
+    if (!info->ep_attr || info->ep_attr->type != FI_EP_MSG) return -FI_EINVAL;
+    if (!packet::NameFormat::supported(info->addr_format)) return -FI_EINVAL;
+    auto* p = new packet::TransportPep(this, info, context, packet::NameKind::Verbs, cfg_,
+                                       [this](const fi_info* i, int& e) { return open_link(i, e); });
+    *pep = p->fid();
     return 0;
   }
 
@@ -157,7 +169,7 @@ class VerbsProvider final : public core::Provider {
       if (packet::info_names(kName, local, node, service, flags, hints, names)) continue;
       const size_t max_pkt = port.mtu_bytes;
       const size_t dgram_max = max_pkt - transport::wire::kHeaderBytes;
-      for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM}) {
+      for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM, FI_EP_MSG}) {
         core::InfoTemplate t;
         t.prov_name = kName;
         t.fabric_name = "verbs";

@@ -203,6 +203,9 @@ TEST(OfiMsg, ConnectAcceptWithCmDataThenDataThenShutdown) {
   ASSERT_EQ(fi_getname(&m.client.ep->fid, me.data(), &mlen), 0);
   ASSERT_EQ(fi_getpeer(m.server.ep, peer.data(), &plen), 0);
   me.resize(mlen), peer.resize(plen);
+  // verbs: a UD packet shows its sender's address and QP number, not its service (bytes 10-11
+  // of the name; docs/architecture-notes.md 17), so the peer's view leaves the service out.
+  if (std::string(test_provider()) == "verbs" && me.size() == 24) me[10] = me[11] = 0;
   EXPECT_EQ(me, peer);
 
   ASSERT_EQ(fi_send(m.client.ep, "ping", 4, nullptr, 0, &sctx), 0);
@@ -260,7 +263,9 @@ TEST(OfiMsg, RejectIsConnRefusedWithTheCmData) {
 // A connect to a port nobody has times out (FI_ETIMEDOUT); one to a port whose listener has
 // closed is refused at once (the port answers RESET: FI_ECONNREFUSED).
 TEST(OfiMsg, ConnectNobodyAnswersTimesOutAClosedListenerRefuses) {
-  const std::string var = std::string("FI_") + (std::string(test_provider()) == "dpdk" ? "DPDK" : "UDP") +
+  const std::string prov = test_provider();
+  const std::string var = std::string("FI_") +
+                          (prov == "dpdk" ? "DPDK" : prov == "verbs" ? "VERBS" : "UDP") +
                           "_TRANSPORT_CONNECT_TIMEOUT_MS";
   setenv(var.c_str(), "300", 1);
   {
@@ -271,6 +276,8 @@ TEST(OfiMsg, ConnectNobodyAnswersTimesOutAClosedListenerRefuses) {
     m.open(m.client, m.info());
     std::vector<uint8_t> nobody = pep_name;
     nobody[10] = 0, nobody[11] = 9;  // UDP port 9 (bytes 10-11, big-endian): nobody is there
+    // verbs: the QP number (bytes 7-9) is the destination; a UD send to a QP nobody has is lost.
+    if (prov == "verbs") nobody[7] = nobody[8] = 0xff, nobody[9] = 0xf0;
     ASSERT_EQ(fi_connect(m.client.ep, nobody.data(), nullptr, 0), 0);
     uint32_t event = 0;
     std::vector<uint8_t> ev;
@@ -287,7 +294,7 @@ TEST(OfiMsg, ConnectNobodyAnswersTimesOutAClosedListenerRefuses) {
     ASSERT_EQ(fi_connect(m.server.ep, pep_name.data(), nullptr, 0), 0);
     err = fi_eq_err_entry{};
     ASSERT_EQ(m.next(event, ev, &err), -FI_EAVAIL);
-    if (std::string(test_provider()) == "dpdk")
+    if (prov == "dpdk")
       EXPECT_EQ(err.err, FI_ECONNREFUSED);  // RESET from the port
     else
       EXPECT_TRUE(err.err == FI_ETIMEDOUT || err.err == FI_ECONNREFUSED) << err.err;
