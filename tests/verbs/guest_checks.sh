@@ -129,12 +129,15 @@ peer_killed() {
 }
 check "a peer killed mid-transfer: the client's operations fail (peer timeout), no hang" peer_killed
 
-# The OFI API tests (tests/ofi, the udp and dpdk suites' application) on verbs RDM: tagged
-# matching, AV and FI_SOURCE, addressing forms, RMA and atomics, counters, wait and poll sets.
-# FI_EP_MSG (connect, accept, reject with CM data, shutdown, the data operations on a connection)
-# and shared receive contexts included. Left out here: the CPU and wake-up timings (OfiWaitCpu, OfiAutoProgress: every system call is a ptrace trip in this
-# guest), and the multi-threaded tests (minutes on one CPU; ThreadSanitizer runs them on udp).
-ofi_filter='-OfiWaitCpu*:OfiAutoProgress*:*OfiThread*'
+# The OFI API tests (tests/ofi, the udp and dpdk suites' application) on verbs: tagged
+# matching, AV and FI_SOURCE, addressing forms, RMA and atomics, counters, wait and poll sets,
+# FI_EP_MSG (connect, accept, reject with CM data, shutdown, the data operations on a
+# connection), shared receive contexts, automatic progress, and the multi-threaded tests
+# (FI_THREAD_SAFE and FI_THREAD_DOMAIN; 4 threads on one endpoint under faults). Left out: the
+# tests that assert CPU use or wake-up time (OfiWaitCpu, and ASleepingServer..., whose
+# deliveries pass here but whose idle-CPU bound does not): in this guest every system call is
+# a ptrace round trip, so a sleeping process's timers cost it ~50% of the CPU.
+ofi_filter='-OfiWaitCpu*:OfiAutoProgress.ASleepingServerServesDeliveryCompleteSends'
 check "OFI API tests on verbs ($ofi_filter)" \
   'PF_TEST_PROV=verbs timeout 300 "$build/tests/test_ofi_api" --gtest_brief=1 --gtest_filter="$ofi_filter" > "$logs/ofi" 2>&1 || { tail -30 "$logs/ofi"; false; }'
 
