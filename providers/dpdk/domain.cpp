@@ -72,13 +72,9 @@ int DpdkFabric::open_domain(fi_info* info, fid_domain** dom, uint64_t flags, voi
 }
 
 int DpdkFabric::open_passive_ep(fi_info* info, fid_pep** pep, void* context) {
-  if (!info->ep_attr || info->ep_attr->type != FI_EP_MSG) return -FI_EINVAL;
   if (!info->domain_attr || !info->domain_attr->name) return -FI_EINVAL;
-  if (!packet::NameFormat::supported(info->addr_format)) return -FI_EINVAL;
-  auto* p = new packet::TransportPep(this, info, context, packet::NameKind::Dpdk, cfg_,
-                                     [this](const fi_info* i, int& e) { return open_link(i, e); });
-  *pep = p->fid();
-  return 0;
+  return packet::open_pep(this, info, pep, context, packet::NameKind::Dpdk, cfg_,
+                          [this](const fi_info* i, int& e) { return open_link(i, e); });
 }
 
 std::shared_ptr<packet::Link> DpdkFabric::open_link(const fi_info* info, int& err) {

@@ -28,6 +28,14 @@ ConnReq::ConnReq(TransportPep* pep, uint64_t request, const transport::PeerAddr&
   init_fid(box_, FI_CLASS_CONNREQ, nullptr, &core::ops_fid<ConnReq>);
 }
 
+int open_pep(core::Fabric* fabric, fi_info* info, fid_pep** pep, void* context, NameKind kind,
+             const config::Config& cfg, LinkOpener open_link) {
+  if (!info->ep_attr || info->ep_attr->type != FI_EP_MSG) return -FI_EINVAL;
+  if (!NameFormat::supported(info->addr_format)) return -FI_EINVAL;
+  *pep = (new TransportPep(fabric, info, context, kind, cfg, std::move(open_link)))->fid();
+  return 0;
+}
+
 TransportPep::TransportPep(core::Fabric* fabric, const fi_info* info, void* context,
                            NameKind kind, const config::Config& cfg, LinkOpener open_link)
     : fabric_(fabric),

@@ -53,6 +53,11 @@ class ConnReq final : public core::Object {
   uint32_t conn_id_;
 };
 
+// fi_passive_ep(3) for the packet providers: a TransportPep listening on the Link open_link
+// gives. -FI_EINVAL unless info asks for FI_EP_MSG in a name format the providers support.
+int open_pep(core::Fabric* fabric, fi_info* info, fid_pep** pep, void* context, NameKind kind,
+             const config::Config& cfg, LinkOpener open_link);
+
 class TransportPep final : public core::Object, public Receiver, public transport::CmListenerSink {
  public:
   TransportPep(core::Fabric* fabric, const fi_info* info, void* context, NameKind kind,

@@ -49,12 +49,8 @@ class UdpFabric final : public core::Fabric {
 
   // fi_passive_ep (FI_EP_MSG): listens on the socket of the info's source.
   int open_passive_ep(fi_info* info, fid_pep** pep, void* context) {
-    if (!info->ep_attr || info->ep_attr->type != FI_EP_MSG) return -FI_EINVAL;
-    if (!packet::NameFormat::supported(info->addr_format)) return -FI_EINVAL;
-    auto* p = new packet::TransportPep(this, info, context, packet::NameKind::Udp, cfg_,
-                                       [this](const fi_info* i, int& e) { return open_link(i, e); });
-    *pep = p->fid();
-    return 0;
+    return packet::open_pep(this, info, pep, context, packet::NameKind::Udp, cfg_,
+                            [this](const fi_info* i, int& e) { return open_link(i, e); });
   }
 
   // The socket (Link) of the info's source: the address and port its src_addr names (fi_getinfo

@@ -75,12 +75,8 @@ class VerbsFabric final : public core::Fabric {
   // fi_passive_ep (FI_EP_MSG): listens on the UD QP of the info's source service (the
   // connection handshake of docs/transport.md, "Connected endpoints", runs over it).
   int open_passive_ep(fi_info* info, fid_pep** pep, void* context) {
-    if (!info->ep_attr || info->ep_attr->type != FI_EP_MSG) return -FI_EINVAL;
-    if (!packet::NameFormat::supported(info->addr_format)) return -FI_EINVAL;
-    auto* p = new packet::TransportPep(this, info, context, packet::NameKind::Verbs, cfg_,
-                                       [this](const fi_info* i, int& e) { return open_link(i, e); });
-    *pep = p->fid();
-    return 0;
+    return packet::open_pep(this, info, pep, context, packet::NameKind::Verbs, cfg_,
+                            [this](const fi_info* i, int& e) { return open_link(i, e); });
   }
 
   // The UD QP (Link) of the info's domain (device) and source service. A service already open on
