@@ -93,9 +93,21 @@ void Cq::push(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t 
 }
 
 void Cq::push_error(const fi_cq_err_entry& err) noexcept {
+  QueuedError q;
+  q.e = err;
+  try {
+    if (err.err_data && err.err_data_size) {
+      const auto* d = static_cast<const uint8_t*>(err.err_data);
+      q.data.assign(d, d + err.err_data_size);
+    }
+  } catch (...) {
+    return;  // out of memory: as append_cold, the entry is lost
+  }
+  q.e.err_data = nullptr;  // set to our copy when read (the deque may move entries)
+  q.e.err_data_size = q.data.size();
   {
     util::Guard<util::Spinlock> g(cold_lock_);
-    if (!append_cold(errors_, err, errors_n_)) return;
+    if (!append_cold(errors_, std::move(q), errors_n_)) return;
   }
   waiter_.notify();
 }
@@ -109,6 +121,14 @@ bool Cq::pop_entry(Entry& out) noexcept {
   // The ring is empty and the producer adds to it only once the overflow list is empty.
   if (!overflow_n_.load(std::memory_order_acquire)) return false;
   util::Guard<util::Spinlock> g(cold_lock_);
+  // Every ring entry is older than every overflow entry, but the producer may have filled the
+  // ring and overflowed again since the check above (a CI run under TSan read one entry four
+  // early): look again. From here the ring stays empty while the overflow list is not.
+  if (Entry* e = ring_.front()) {
+    out = *e;
+    ring_.pop();
+    return true;
+  }
   if (overflow_.empty()) return false;
   out = overflow_.front();
   overflow_.pop_front();
@@ -163,24 +183,27 @@ ssize_t Cq::readerr(fi_cq_err_entry* buf, uint64_t flags) noexcept {
   {
     util::Guard<util::Spinlock> c(cold_lock_);
     if (errors_.empty()) return -FI_EAGAIN;
-    last_err_ = errors_.front();
+    last_err_ = std::move(errors_.front());
     errors_.pop_front();
     errors_n_.store(errors_.size(), std::memory_order_release);
   }
+  fi_cq_err_entry& le = last_err_.e;
+  le.err_data = last_err_.data.empty() ? nullptr : last_err_.data.data();
   if (FI_VERSION_GE(api_version_, FI_VERSION(1, 5))) {
-    // api >= 1.5: if the caller gave an err_data buffer, copy into it; else point at ours.
+    // api >= 1.5: if the caller gave an err_data buffer, copy into it; else point at ours
+    // (valid until the next fi_cq_readerr, fi_cq(3)).
     void* user_data = buf->err_data;
     size_t user_size = buf->err_data_size;
-    *buf = last_err_;
+    *buf = le;
     if (user_size && user_data) {
-      size_t n = std::min(user_size, last_err_.err_data_size);
-      if (n && last_err_.err_data) std::memcpy(user_data, last_err_.err_data, n);
+      size_t n = std::min(user_size, le.err_data_size);
+      if (n && le.err_data) std::memcpy(user_data, le.err_data, n);
       buf->err_data = user_data;
       buf->err_data_size = n;
     }
   } else {
     auto* old = reinterpret_cast<fi_cq_err_entry_1_0*>(buf);
-    std::memcpy(old, &last_err_, sizeof(fi_cq_err_entry_1_0));
+    std::memcpy(old, &le, sizeof(fi_cq_err_entry_1_0));
   }
   return 1;
 }

@@ -21,6 +21,7 @@
 #pragma once
 #include <deque>
 #include <string>
+#include <vector>
 
 #include "lib/core/fid.hpp"
 #include "lib/core/progress.hpp"
@@ -97,10 +98,15 @@ class Cq final : public Object, public WaitMember {
   util::SpscRing<Entry> ring_;      // the hot path
   util::Spinlock cold_lock_;        // overflow_ and errors_
   std::deque<Entry> overflow_ PF_GUARDED_BY(cold_lock_);  // newer than every ring entry
-  std::deque<fi_cq_err_entry> errors_ PF_GUARDED_BY(cold_lock_);
+  // An error entry with its own copy of err_data (the provider's buffer may be on its stack).
+  struct QueuedError {
+    fi_cq_err_entry e{};
+    std::vector<uint8_t> data;
+  };
+  std::deque<QueuedError> errors_ PF_GUARDED_BY(cold_lock_);
   std::atomic<size_t> overflow_n_{0};  // overflow_.size(), readable without cold_lock_
   std::atomic<size_t> errors_n_{0};    // errors_.size(), readable without cold_lock_
-  fi_cq_err_entry last_err_{};  // storage behind err_data handed to the application
+  QueuedError last_err_;  // the last error read: storage behind err_data handed to the application
   std::atomic<bool> signaled_{false};
   Waiter waiter_;
   SetBinding set_;  // wait_obj FI_WAIT_SET

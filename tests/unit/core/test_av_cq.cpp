@@ -175,6 +175,43 @@ TEST(Cq, OverflowKeepsOrderAndErrorsComeFirst) {
   EXPECT_EQ(fi_close(&cq->fid()->fid), 0);
 }
 
+// err_data is copied at push_error: a provider may pass a buffer on its stack (the packet
+// endpoint's FI_SOURCE_ERR address), gone by the time the application reads the error.
+TEST(Cq, ErrorDataIsCopiedWhenQueued) {
+  Owner owner;
+  fi_cq_attr attr{};
+  attr.format = FI_CQ_FORMAT_CONTEXT;
+  auto* cq = new Cq(&owner, nullptr, attr, FI_VERSION(1, 17), false, nullptr);
+  uint8_t addr[24];
+  for (int round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < sizeof addr; ++i) addr[i] = uint8_t(i + 1 + round);
+    fi_cq_err_entry err{};
+    err.err = FI_EADDRNOTAVAIL;
+    err.err_data = addr;
+    err.err_data_size = sizeof addr;
+    cq->push_error(err);
+  }
+  std::memset(addr, 0xab, sizeof addr);  // the provider's buffer is reused
+  for (int round = 0; round < 2; ++round) {
+    fi_cq_err_entry got{};
+    if (round == 0) {  // no buffer given: err_data points at the CQ's copy
+      ASSERT_EQ(fi_cq_readerr(cq->fid(), &got, 0), 1);
+    } else {  // a buffer given: the data is copied into it
+      static uint8_t mine[64];
+      got.err_data = mine;
+      got.err_data_size = sizeof mine;
+      ASSERT_EQ(fi_cq_readerr(cq->fid(), &got, 0), 1);
+      EXPECT_EQ(got.err_data, mine);
+    }
+    EXPECT_EQ(got.err, FI_EADDRNOTAVAIL);
+    ASSERT_EQ(got.err_data_size, sizeof addr);
+    ASSERT_NE(got.err_data, nullptr);
+    for (size_t i = 0; i < sizeof addr; ++i)
+      EXPECT_EQ(static_cast<const uint8_t*>(got.err_data)[i], uint8_t(i + 1 + round)) << i;
+  }
+  EXPECT_EQ(fi_close(&cq->fid()->fid), 0);
+}
+
 TEST(Cq, OldApiErrorLayoutAndSreadTimeout) {
   Owner owner;
   fi_cq_attr attr{};
