@@ -9,7 +9,8 @@
 #   6. fi_pingpong -p udp -e msg -S all -I 1000 -c          (loopback)
 #   7. pollfab pingpong --progress auto --wait fd -S all -I 1000 -c by service, tap (~30 min)
 #   8. verbs, in the soft-RoCE guest: fi_pingpong -p verbs -e rdm [-m tagged] and -e msg,
-#      -S all -I 50 -c (~5 min; needs `scripts/softroce-uml.sh ensure`)
+#      -S all -I 50 -c, and Open MPI (2 ranks, mtl ofi and btl ofi) (~7 min; needs
+#      `scripts/softroce-uml.sh ensure`)
 # Extra arguments select checks by number (default: all).
 set -euo pipefail
 cd "$(dirname "$0")/.."

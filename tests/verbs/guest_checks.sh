@@ -7,7 +7,7 @@
 #   suite (default): everything below but Open MPI, at CI length (about 60 s);
 #   full: the fi_info, bad-input and pollfab pingpong checks, then Debian's fi_pingpong over the
 #         whole size range, -S all -I 50: rdm (msg and tagged) and msg, and Open MPI with two
-#         ranks, mtl ofi and btl ofi (issue 12's acceptance; about 6 minutes;
+#         ranks, mtl ofi and btl ofi (issue 12's acceptance; about 7 minutes;
 #         scripts/acceptance.sh check 8). Open MPI is left out of the suite for the CI budget.
 build=$1
 mode=${2:-suite}
