@@ -64,11 +64,9 @@ fi_info* dupinfo(const fi_info* info) noexcept {
   if (info->nic) {  // as libfabric: a nic that cannot duplicate itself (-FI_ENOSYS) is left out
     fi_ops* ops = info->nic->fid.ops;
     if (FI_CHECK_OP(ops, struct fi_ops, control)) {
-      const int r = ops->control(&info->nic->fid, FI_DUP, &dup->nic);
-      if (r == -FI_ENOSYS) dup->nic = nullptr;
-      else if (r != 0) {
+      if (const int r = ops->control(&info->nic->fid, FI_DUP, &dup->nic); r != 0) {
         dup->nic = nullptr;
-        goto fail;
+        if (r != -FI_ENOSYS) goto fail;
       }
     }
   }

@@ -1,7 +1,7 @@
 #include "lib/core/nic.hpp"
 
 #include <cstring>
-#include <new>
+#include <new>  // std::bad_alloc
 
 #include <fmt/format.h>
 
@@ -102,8 +102,7 @@ class Nic final : public Object {
 
 fid_nic* make_nic(const NicDesc& d) noexcept {
   try {
-    Nic* n = new (std::nothrow) Nic(d);
-    return n ? n->fid() : nullptr;
+    return (new Nic(d))->fid();
   } catch (const std::bad_alloc&) {
     return nullptr;
   }
