@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/core/errors.hpp"
 #include "lib/core/fid.hpp"
 #include "lib/core/progress.hpp"
 #include "lib/core/wait_set.hpp"
@@ -71,6 +72,9 @@ class Cq final : public Object, public WaitMember {
   // As a wait set's or poll set's member.
   bool has_entries() noexcept override;
   Progressable* progress_source() noexcept override { return progress_; }
+  // How fi_cq_strerror names a prov_errno (the owning domain's Domain::prov_errno_text).
+  ProvErrnoText prov_errno_text() const noexcept { return prov_text_; }
+  void set_prov_errno_text(ProvErrnoText t) noexcept { prov_text_ = t; }
 
   struct Entry {
     void* op_context;
@@ -91,6 +95,7 @@ class Cq final : public Object, public WaitMember {
   FidBox<fid_cq> box_;
   Object* owner_;
   Progressable* progress_;
+  ProvErrnoText prov_text_ = nullptr;
   fi_cq_format format_;
   size_t entry_size_;
   uint32_t api_version_;

@@ -48,6 +48,7 @@ int Domain::av_open(fi_av_attr* attr, fid_av** av, void* context) {
 int Domain::cq_open(fi_cq_attr* attr, fid_cq** cq, void* context) {
   if (int r = Cq::validate(attr)) return r;
   auto* c = new Cq(this, reads_progress(), *attr, api_version(), thread_safe(), context);
+  c->set_prov_errno_text(prov_errno_text());
   *cq = c->fid();
   return 0;
 }

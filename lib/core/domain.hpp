@@ -10,6 +10,7 @@
 // progress and data calls take lock(); other levels rely on the application (fi_domain(3)).
 #pragma once
 #include "lib/core/av.hpp"
+#include "lib/core/errors.hpp"
 #include "lib/core/fid.hpp"
 #include "lib/core/mr.hpp"
 #include "lib/core/progress.hpp"
@@ -59,6 +60,8 @@ class Domain : public Object, public Progressable {
   virtual int open_endpoint(fi_info* info, fid_ep** ep, uint64_t flags, void* context) = 0;
   virtual const AddressFormat& address_format() const noexcept = 0;
   void progress() noexcept override = 0;
+  // What fi_cq_strerror of this domain's CQs names a prov_errno by (null: an FI_E* code).
+  virtual ProvErrnoText prov_errno_text() const noexcept { return nullptr; }
   // Called by close() once nothing references the domain, before the object is deleted.
   virtual void teardown() noexcept {}
 

@@ -94,7 +94,12 @@ int errno_to_fi(int e) noexcept {
 }
 
 const char* prov_strerror(int prov_errno, char* buf, size_t len) noexcept {
-  const char* s = strerror_fi(prov_errno < 0 ? -prov_errno : prov_errno);
+  return prov_strerror(nullptr, prov_errno, buf, len);
+}
+
+const char* prov_strerror(ProvErrnoText text, int prov_errno, char* buf, size_t len) noexcept {
+  const char* s = text ? text(prov_errno) : nullptr;
+  if (!s) s = strerror_fi(prov_errno < 0 ? -prov_errno : prov_errno);
   if (!buf || !len) return s;
   size_t n = strnlen(s, len - 1);
   memcpy(buf, s, n);

@@ -29,6 +29,12 @@ const char* strerror_fi(int errnum) noexcept;
 // bytes) when buf is given, else a static string.
 const char* prov_strerror(int prov_errno, char* buf, size_t len) noexcept;
 
+// A provider whose prov_errno holds something else (verbs: a work completion status) gives
+// its CQs a function that names it (Domain::prov_errno_text); null text falls back to the above.
+using ProvErrnoText = const char* (*)(int prov_errno) noexcept;
+// fi_cq_strerror with such a function (null: prov_strerror).
+const char* prov_strerror(ProvErrnoText text, int prov_errno, char* buf, size_t len) noexcept;
+
 // True if code (sign ignored) is an error number declared by rdma/fi_errno.h of 1.17: an
 // FI_E* alias of a POSIX errno (FI_EPERM, FI_EAGAIN, ...) or FI_EOTHER..FI_ENORX.
 // FI_SUCCESS (0) is not an error and yields false. Thread-safety: MT-safe (pure).

@@ -8,7 +8,8 @@
 //     ssize_t sread(void* buf, size_t count, fi_addr_t* src, int timeout_ms);
 //                                                         fi_cq_sread, sreadfrom (cond ignored)
 //     int signal();                                                  fi_cq_signal
-//   strerror: core::prov_strerror (prov_errno is an FI_E* code).
+//     ProvErrnoText prov_errno_text() const noexcept;   what fi_cq_strerror names prov_errno by
+//   strerror: core::prov_strerror with that function (null: prov_errno is an FI_E* code).
 // fi_ops_cntr (class N; all required, noexcept): read, readerr, add, set,
 //     wait(uint64_t threshold, int timeout_ms), adderr, seterr.
 // fi_ops_av (class A): insert(addr, count, fi_addr_t*, flags, ctx), remove(fi_addr_t*, count,
@@ -64,8 +65,8 @@ struct CqSlots {
     return self<C>(f)->sread(buf, count, src, timeout);
   }
   static int signal(fid_cq* f) { return f ? self<C>(f)->signal() : -FI_EINVAL; }
-  static const char* strerror(fid_cq*, int prov_errno, const void*, char* buf, size_t len) {
-    return prov_strerror(prov_errno, buf, len);
+  static const char* strerror(fid_cq* f, int prov_errno, const void*, char* buf, size_t len) {
+    return prov_strerror(f ? self<C>(f)->prov_errno_text() : nullptr, prov_errno, buf, len);
   }
 };
 

@@ -66,7 +66,8 @@ TransportEndpoint::TransportEndpoint(TransportDomain* dom, const fi_info* info, 
                                                   cm_config(dom->config()), ep_id_,
                                                   engine->epoch());
     if (info->handle && info->handle->fclass == FI_CLASS_CONNREQ)
-      connreq_ = core::Object::as<ConnReq>(info->handle);
+      // A request of another kind (verbs RC) is not ours: fi_accept then refuses (-FI_EINVAL).
+      connreq_ = dynamic_cast<ConnReq*>(core::Object::from(info->handle));
   }
   util::Guard<util::MaybeLock> g(dom->lock());  // the assist thread may be running progress
   engine_ = std::move(engine);

@@ -176,8 +176,8 @@ void TransportPep::on_request(uint64_t request, const transport::PeerAddr& clien
 int TransportPep::reject(fid_t handle, const void* param, size_t paramlen) {
   if (!handle || handle->fclass != FI_CLASS_CONNREQ) return -FI_EINVAL;
   if (paramlen > transport::wire::kMaxCmData || (paramlen && !param)) return -FI_EINVAL;
-  auto* req = core::Object::as<ConnReq>(handle);
-  if (req->pep() != this || !link_) return -FI_EINVAL;
+  auto* req = dynamic_cast<ConnReq*>(core::Object::from(handle));  // verbs RC has its own kind
+  if (!req || req->pep() != this || !link_) return -FI_EINVAL;
   util::Guard<util::MaybeLock> g(link_->lock());
   const util::Status st = listener_->reject(req->request(), static_cast<const uint8_t*>(param),
                                             static_cast<uint16_t>(paramlen));

@@ -1,6 +1,7 @@
 #include "providers/verbs/provider.hpp"
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,10 @@
 #include "providers/packet/domain.hpp"
 #include "providers/packet/pep.hpp"
 #include "providers/verbs/device.hpp"
+#include "providers/verbs/rc_cm.hpp"
+#include "providers/verbs/rc_domain.hpp"
+#include "providers/verbs/rc_endpoint.hpp"
+#include "providers/verbs/rc_pep.hpp"
 #include "providers/verbs/sidr.hpp"
 #include "providers/verbs/ud_io.hpp"
 #include "transport/wire.hpp"
@@ -25,6 +30,32 @@ constexpr const char* kName = "verbs";
 constexpr uint32_t kInjectBytes = 1024;
 
 constexpr int kResolveTimeoutMs = 2000;
+
+// FI_EP_MSG over RC queue pairs (rc_domain.hpp) rather than the transport over the UD QP.
+bool is_rc(const fi_info* info) {
+  return info && info->ep_attr && info->ep_attr->protocol == FI_PROTO_RDMA_CM_IB_RC;
+}
+
+// What an RC domain requires of the application's memory registration (fi_domain(3) "MR Mode").
+constexpr int kRcMrModes = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+constexpr size_t kRcMaxMsg = 1u << 30;  // bytes (RC allows 2^31)
+
+// True if hints let the RC candidate through: core getinfo cannot mark mr_mode bits required,
+// so an application that does not register its buffers (no FI_MR_LOCAL, ...) is not offered it
+// (the UD candidate behind it serves such applications).
+bool rc_allowed(uint32_t version, const fi_info* hints) {
+  if (!hints) return true;
+  if (hints->addr_format != FI_FORMAT_UNSPEC && hints->addr_format != FI_SOCKADDR_IN) return false;
+  if (hints->ep_attr && hints->ep_attr->type != FI_EP_UNSPEC && hints->ep_attr->type != FI_EP_MSG)
+    return false;
+  if (hints->ep_attr && hints->ep_attr->protocol != FI_PROTO_UNSPEC &&
+      hints->ep_attr->protocol != FI_PROTO_RDMA_CM_IB_RC)
+    return false;
+  if (hints->domain_attr && hints->domain_attr->data_progress == FI_PROGRESS_AUTO) return false;
+  if (!hints->domain_attr) return true;
+  if (!FI_VERSION_GE(version, FI_VERSION(1, 5))) return false;
+  return (hints->domain_attr->mr_mode & kRcMrModes) == kRcMrModes;
+}
 
 // A name given by node and service (no QP number yet) is completed by service ID resolution
 // (sidr.hpp) before the AV stores it.
@@ -66,6 +97,15 @@ class VerbsFabric final : public core::Fabric {
   int open_domain(fi_info* info, fid_domain** dom, uint64_t flags, void* context) override {
     (void)flags;
     int err = 0;
+    if (is_rc(info)) {
+      std::vector<std::string> skipped;
+      const std::vector<PortInfo> ports = list_ports(cfg_.verbs, skipped);
+      const PortInfo* port = find_port(ports, info->domain_attr ? info->domain_attr->name : nullptr, err);
+      if (!port) return err;
+      std::shared_ptr<RcCm> cm = rc_cm(err);
+      if (!cm) return err;
+      return RcDomain::open(this, info, context, std::move(cm), *port, cfg_.verbs, dom);
+    }
     std::shared_ptr<packet::Link> link = open_link(info, err);
     if (!link) return err;
     *dom = (new VerbsDomain(this, info, context, cfg_, std::move(link)))->fid();
@@ -75,6 +115,11 @@ class VerbsFabric final : public core::Fabric {
   // fi_passive_ep (FI_EP_MSG): listens on the UD QP of the info's source service (the
   // connection handshake of docs/transport.md, "Connected endpoints", runs over it).
   int open_passive_ep(fi_info* info, fid_pep** pep, void* context) {
+    if (is_rc(info)) {
+      int err = 0;
+      std::shared_ptr<RcCm> cm = rc_cm(err);
+      return cm ? RcPep::open(this, info, context, std::move(cm), pep) : err;
+    }
     return packet::open_pep(this, info, pep, context, packet::NameKind::Verbs, cfg_,
                             [this](const fi_info* i, int& e) { return open_link(i, e); });
   }
@@ -139,14 +184,78 @@ class VerbsFabric final : public core::Fabric {
   }
 
  private:
+  // The fabric's rdma_cm event thread, started by its first RC object.
+  std::shared_ptr<RcCm> rc_cm(int& err) {
+    std::lock_guard<std::mutex> g(cm_mu_);
+    if (!cm_) {
+      std::string why;
+      cm_ = RcCm::start(why);
+      if (!cm_) {
+        PF_LOG(kName, Warn, Fabric, "rdma_cm: {}", why);
+        err = -FI_EIO;
+      }
+    }
+    return cm_;
+  }
+
   config::Config cfg_;
+  std::mutex cm_mu_;
+  std::shared_ptr<RcCm> cm_;
 };
+
+// The RC FI_EP_MSG candidate of a port (names in FI_SOCKADDR_IN), or 0 without one; -FI_ENOMEM.
+int add_rc_candidate(const PortInfo& port, const config::Config& cfg, uint32_t version,
+                     const char* node, const char* service, uint64_t flags, const fi_info* hints,
+                     uint32_t prov_version, std::vector<fi_info*>& out) {
+  if (!rc_allowed(version, hints)) return 0;
+  fi_info h{};
+  if (hints) h = *hints;
+  h.addr_format = FI_SOCKADDR_IN;
+  packet::Name local;
+  local.kind = packet::NameKind::Verbs;
+  local.ipv4 = port.ipv4;
+  packet::InfoNames names;
+  if (packet::info_names(kName, local, node, service, flags, &h, names)) return 0;
+  core::InfoTemplate t;
+  t.prov_name = kName;
+  t.fabric_name = "verbs";
+  t.domain_name = port.device;
+  t.type = FI_EP_MSG;
+  t.caps = FI_MSG | FI_SEND | FI_RECV;
+  t.domain_caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
+  t.mr_mode = kRcMrModes;
+  t.max_msg_size = kRcMaxMsg;
+  t.inject_size = cfg.verbs.inline_bytes;
+  t.tx_size = cfg.verbs.tx_depth;
+  t.rx_size = cfg.verbs.rx_depth;
+  t.iov_limit = RcEndpoint::kIovLimit;
+  t.msg_order = FI_ORDER_SAS;
+  t.prov_version = prov_version;
+  fi_info* i = core::make_info(t);
+  if (!i) return -FI_ENOMEM;
+  i->ep_attr->protocol = FI_PROTO_RDMA_CM_IB_RC;
+  i->domain_attr->cq_data_size = 4;  // immediate data
+  i->domain_attr->mr_iov_limit = 1;
+  i->domain_attr->max_ep_srx_ctx = 0;
+  i->nic = core::make_nic(nic_desc(port));
+  if (!i->nic || !packet::set_info_names(i, FI_SOCKADDR_IN, names.src, names.has_dest ? &names.dest : nullptr)) {
+    core::freeinfo(i);
+    return -FI_ENOMEM;
+  }
+  try {
+    out.push_back(i);
+  } catch (...) {
+    core::freeinfo(i);
+    return -FI_ENOMEM;
+  }
+  return 0;
+}
 
 class VerbsProvider final : public core::Provider {
  public:
   const char* name() const noexcept override { return kName; }
 
-  int candidates(uint32_t, const char* node, const char* service, uint64_t flags,
+  int candidates(uint32_t api_version, const char* node, const char* service, uint64_t flags,
                  const fi_info* hints, std::vector<fi_info*>& out) override {
     std::optional<config::Config> cfg_opt = packet::load_config(kName, util::LogSubsys::Core);
     if (!cfg_opt) return -FI_EINVAL;
@@ -157,6 +266,9 @@ class VerbsProvider final : public core::Provider {
     const size_t first = out.size();
     for (const PortInfo& port : ports) {
       if (port.gid_index < 0) continue;
+      // RC first: an application that registers its memory gets RC queue pairs for FI_EP_MSG.
+      if (int r = add_rc_candidate(port, cfg, api_version, node, service, flags, hints, version(), out))
+        return r;
       packet::Name local;
       local.kind = packet::NameKind::Verbs;
       local.ipv4 = port.ipv4;

@@ -141,6 +141,18 @@ mpi_checks() {  # in the full mode only (about 40 s)
     'mpi mpi_btl --mca pml ob1 --mca btl ofi,tcp,self --mca btl_ofi_provider_include verbs --mca osc rdma --mca osc_rdma_btls ofi -- --rma && counted mpi_btl rma_ops && counted mpi_btl atomic_ops'
 }
 
+# fi_pingpong hints FI_MR_LOCAL | VIRT_ADDR | ALLOCATED | PROV_KEY, so its FI_EP_MSG runs over
+# RC queue pairs (docs/architecture-notes.md 18): both sides' domains say so at info level.
+fpp_rc() {  # fpp_rc NAME ARGS...: fpp with the domain's info-level log
+  name=$1; shift
+  e="env FI_LOG_LEVEL=info FI_LOG_SUBSYS=domain"
+  pair "$name" "$e $P run -- fi_pingpong $*" "$e $P run -- fi_pingpong $* $ip"
+}
+took_rc() {
+  grep -q "FI_EP_MSG over RC queue pairs" "$logs/$1.server" &&
+    grep -q "FI_EP_MSG over RC queue pairs" "$logs/$1.client"
+}
+
 # Full length: -S all (0 B to 6 MiB, 46 sizes) -I 50: rdm msg and tagged, msg (about 105 s
 # each), then Open MPI.
 if [ "$mode" = full ]; then
@@ -149,7 +161,8 @@ if [ "$mode" = full ]; then
     check "fi_pingpong -p verbs -e rdm -m $m -S all -I 50 -c" \
       'fpp rdm_${m}_all -p verbs -e rdm -m $m -S all -I 50 -c'
   done
-  check "fi_pingpong -p verbs -e msg -S all -I 50 -c" 'fpp msg_all -p verbs -e msg -S all -I 50 -c'
+  check "fi_pingpong -p verbs -e msg -S all -I 50 -c (RC queue pairs)" \
+    'fpp_rc msg_all -p verbs -e msg -S all -I 50 -c && took_rc msg_all'
   mpi_checks
   rm -rf "$logs"
   exit $fail
@@ -165,8 +178,8 @@ for m in msg tagged; do
   done
 done
 for sz in 64:50 16384:20; do
-  check "fi_pingpong -p verbs -e msg -S ${sz%:*} -I ${sz#*:} -c" \
-    'fpp msg_${sz%:*} -p verbs -e msg -S ${sz%:*} -I ${sz#*:} -c'
+  check "fi_pingpong -p verbs -e msg -S ${sz%:*} -I ${sz#*:} -c (RC queue pairs)" \
+    'fpp_rc msg_${sz%:*} -p verbs -e msg -S ${sz%:*} -I ${sz#*:} -c && took_rc msg_${sz%:*}'
 done
 check "fi_pingpong -p verbs -e dgram -S 512 -I 50 -c" 'fpp dgram -p verbs -e dgram -S 512 -I 50 -c'
 

@@ -1,0 +1,291 @@
+#include "providers/verbs/rc_endpoint.hpp"
+
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include <rdma/fi_cm.h>
+#include <rdma/rdma_cma.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "lib/core/ep_options.hpp"
+#include "lib/core/info_alloc.hpp"
+#include "lib/core/ops_ep.hpp"
+#include "lib/util/log.hpp"
+#include "lib/util/spinlock.hpp"
+#include "providers/verbs/rc_domain.hpp"
+#include "providers/verbs/rc_mr.hpp"
+#include "providers/verbs/rc_pep.hpp"
+
+namespace pollfab::providers::verbs {
+namespace {
+
+constexpr const char* kProv = "verbs";
+constexpr uint64_t kRxBit = 1ull << 63;
+
+bool sockaddr_in_of(const void* addr, size_t len, sockaddr_in& out) {
+  if (!addr || len < sizeof(sockaddr_in)) return false;
+  std::memcpy(&out, addr, sizeof out);
+  return out.sin_family == AF_INET;
+}
+
+}  // namespace
+
+RcEndpoint::RcEndpoint(RcDomain* dom, const fi_info* info, void* context)
+    : core::EndpointBase(dom, info, context), rdom_(dom) {
+  core::install_endpoint_ops<RcEndpoint>(box_.fid);
+  const size_t tx = info->tx_attr && info->tx_attr->size ? info->tx_attr->size : dom->cfg().tx_depth;
+  const size_t rx = info->rx_attr && info->rx_attr->size ? info->rx_attr->size : dom->cfg().rx_depth;
+  tx_.resize(tx);
+  rx_.resize(rx);
+  max_msg_ = info->ep_attr && info->ep_attr->max_msg_size ? info->ep_attr->max_msg_size : 0x7fffffff;
+}
+
+RcEndpoint::~RcEndpoint() = default;
+
+int RcEndpoint::open(RcDomain* dom, fi_info* info, void* context, fid_ep** ep) {
+  if (!info->ep_attr || info->ep_attr->type != FI_EP_MSG) return -FI_EINVAL;
+  rdma_cm_id* id = nullptr;
+  bool passive = false;
+  if (info->handle) {
+    if (info->handle->fclass != FI_CLASS_CONNREQ) return -FI_EINVAL;
+    auto* req = dynamic_cast<RcConnReq*>(core::Object::from(info->handle));
+    if (!req || !req->id() || req->id()->verbs != dom->context()) return -FI_EINVAL;
+    if (!(id = req->take())) return -FI_EINVAL;  // another endpoint took it
+    passive = true;
+  } else {
+    if (rdma_create_id(dom->cm()->channel(), &id, nullptr, RDMA_PS_TCP) != 0) {
+      PF_LOG(kProv, Warn, EpCtrl, "fi_endpoint: rdma_create_id: {}", strerror(errno));
+      return -FI_EIO;
+    }
+    sockaddr_in src{};
+    if (!sockaddr_in_of(info->src_addr, info->src_addrlen, src)) {
+      src.sin_family = AF_INET;
+      src.sin_port = 0;
+    }
+    if (src.sin_addr.s_addr == 0) src.sin_addr.s_addr = htonl(dom->port().ipv4);
+    if (ntohl(src.sin_addr.s_addr) != dom->port().ipv4) {
+      rdma_destroy_id(id);
+      return -FI_EADDRNOTAVAIL;
+    }
+    src.sin_port = 0;  // the source service names a listener; a client binds an ephemeral one
+    if (rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&src)) != 0 || id->verbs != dom->context()) {
+      PF_LOG(kProv, Warn, EpCtrl, "fi_endpoint: rdma_bind_addr to {}: {}",
+             inet_ntoa(src.sin_addr), id->verbs ? "another device" : strerror(errno));
+      rdma_destroy_id(id);
+      return -FI_EIO;
+    }
+  }
+  RcEndpoint* e;
+  try {
+    e = new RcEndpoint(dom, info, context);
+  } catch (...) {
+    rdma_destroy_id(id);  // a request's id: the client is rejected
+    throw;
+  }
+  e->id_ = id;
+  e->passive_ = passive;
+  id->context = static_cast<CmHandler*>(e);
+  *ep = e->fid();
+  return 0;
+}
+
+int RcEndpoint::enable() {
+  if (enabled_) return 0;
+  if (!tx_cq_ || !rx_cq_) return -FI_ENOCQ;
+  const int depth = static_cast<int>(tx_.size() + rx_.size());
+  if (!(cq_ = ibv_create_cq(rdom_->context(), depth, this, rdom_->channel(), 0))) {
+    PF_LOG(kProv, Warn, EpCtrl, "fi_enable: ibv_create_cq({}): {}", depth, strerror(errno));
+    return -FI_EIO;
+  }
+  ibv_qp_init_attr qa{};
+  qa.send_cq = cq_;
+  qa.recv_cq = cq_;
+  qa.qp_type = IBV_QPT_RC;
+  qa.cap.max_send_wr = static_cast<uint32_t>(tx_.size());
+  qa.cap.max_recv_wr = static_cast<uint32_t>(rx_.size());
+  qa.cap.max_send_sge = kIovLimit;
+  qa.cap.max_recv_sge = kIovLimit;
+  qa.cap.max_inline_data = rdom_->cfg().inline_bytes;
+  if (rdma_create_qp(id_, rdom_->pd(), &qa) != 0) {
+    PF_LOG(kProv, Warn, EpCtrl, "fi_enable: rdma_create_qp (send {} recv {} inline {}): {}",
+           tx_.size(), rx_.size(), rdom_->cfg().inline_bytes, strerror(errno));
+    ibv_destroy_cq(cq_);
+    cq_ = nullptr;
+    return -FI_EIO;
+  }
+  qp_ = id_->qp;
+  inline_max_ = qa.cap.max_inline_data;
+  if (ibv_req_notify_cq(cq_, 0) != 0) PF_LOG(kProv, Warn, EpCtrl, "ibv_req_notify_cq: {}", strerror(errno));
+  rdom_->attach(this);
+  attached_ = true;
+  enabled_ = true;
+  return 0;
+}
+
+void RcEndpoint::teardown() noexcept {
+  if (attached_) rdom_->detach(this);
+  attached_ = false;
+  // After rdma_destroy_id returns no event of the id is being handled or will come.
+  if (id_) {
+    id_->qp = nullptr;  // ours to destroy below (rdma_destroy_id leaves a QP alone)
+    rdma_destroy_id(id_);
+  }
+  id_ = nullptr;
+  if (qp_) ibv_destroy_qp(qp_);
+  if (cq_) ibv_destroy_cq(cq_);
+  qp_ = nullptr, cq_ = nullptr;
+}
+
+ssize_t RcEndpoint::fill_sge(const core::MsgArgs& a, ibv_sge* sge, bool need_keys) const noexcept {
+  if (a.count > kIovLimit || (a.count && !a.iov)) return -FI_EINVAL;
+  uint64_t total = 0;
+  for (size_t i = 0; i < a.count; ++i) {
+    const void* desc = a.desc ? a.desc[i] : nullptr;
+    if (need_keys && !desc && a.iov[i].iov_len) return -FI_EINVAL;
+    sge[i].addr = reinterpret_cast<uintptr_t>(a.iov[i].iov_base);
+    sge[i].length = static_cast<uint32_t>(a.iov[i].iov_len);
+    sge[i].lkey = RcMr::lkey_of(desc);
+    total += a.iov[i].iov_len;
+  }
+  if (total > max_msg_) return -FI_EINVAL;
+  return static_cast<ssize_t>(total);
+}
+
+ssize_t RcEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tagged, bool inject) noexcept {
+  if (tagged) return -FI_EOPNOTSUPP;
+  if (!enabled_) return -FI_EOPBADSTATE;
+  if (state_.load(std::memory_order_acquire) != State::Connected) return -FI_ENOTCONN;
+  ibv_sge sge[kIovLimit];
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < a.count && a.iov; ++i) bytes += a.iov[i].iov_len;
+  // Inline when asked to copy now, or when small enough to need no registration.
+  const bool inl = (inject || (flags & FI_INJECT) || bytes <= inline_max_);
+  if ((inject || (flags & FI_INJECT)) && bytes > inline_max_) return -FI_EINVAL;
+  const ssize_t total = fill_sge(a, sge, !inl);
+  if (total < 0) return total;
+  util::Guard<util::MaybeLock> g(rdom_->lock());
+  if (tx_posted_ - tx_done_ >= tx_.size()) {
+    poll();
+    if (tx_posted_ - tx_done_ >= tx_.size()) return -FI_EAGAIN;
+  }
+  const uint32_t slot = tx_posted_ % tx_.size();
+  tx_[slot] = TxOp{a.context, FI_SEND | FI_MSG, static_cast<uint32_t>(total),
+                   !inject && (!tx_selective_ || (flags & FI_COMPLETION))};
+  ibv_send_wr wr{};
+  wr.wr_id = slot;
+  wr.sg_list = a.count ? sge : nullptr;
+  wr.num_sge = static_cast<int>(a.count);
+  wr.send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0);
+  if (flags & FI_REMOTE_CQ_DATA) {
+    wr.opcode = IBV_WR_SEND_WITH_IMM;
+    wr.imm_data = htonl(static_cast<uint32_t>(a.data));
+  } else {
+    wr.opcode = IBV_WR_SEND;
+  }
+  ibv_send_wr* bad = nullptr;
+  if (int r = ibv_post_send(qp_, &wr, &bad)) return r == ENOMEM ? -FI_EAGAIN : -FI_EIO;
+  ++tx_posted_;
+  return 0;
+}
+
+ssize_t RcEndpoint::recv(const core::MsgArgs& a, uint64_t flags, bool tagged) noexcept {
+  if (tagged) return -FI_EOPNOTSUPP;
+  if (!enabled_) return -FI_EOPBADSTATE;
+  ibv_sge sge[kIovLimit];
+  const ssize_t total = fill_sge(a, sge, true);
+  if (total < 0) return total;
+  util::Guard<util::MaybeLock> g(rdom_->lock());
+  if (rx_posted_ - rx_done_ >= rx_.size()) return -FI_EAGAIN;
+  const uint32_t slot = rx_posted_ % rx_.size();
+  rx_[slot] = RxOp{a.context, a.count ? a.iov[0].iov_base : nullptr, static_cast<uint32_t>(total),
+                   !rx_selective_ || (flags & FI_COMPLETION)};
+  ibv_recv_wr wr{};
+  wr.wr_id = kRxBit | slot;
+  wr.sg_list = a.count ? sge : nullptr;
+  wr.num_sge = static_cast<int>(a.count);
+  ibv_recv_wr* bad = nullptr;
+  if (int r = ibv_post_recv(qp_, &wr, &bad)) return r == ENOMEM ? -FI_EAGAIN : -FI_EIO;
+  ++rx_posted_;
+  return 0;
+}
+
+ssize_t RcEndpoint::tx_size_left() noexcept {
+  if (!enabled_) return -FI_EOPBADSTATE;
+  util::Guard<util::MaybeLock> g(rdom_->lock());
+  return static_cast<ssize_t>(tx_.size() - (tx_posted_ - tx_done_));
+}
+
+ssize_t RcEndpoint::rx_size_left() noexcept {
+  if (!enabled_) return -FI_EOPBADSTATE;
+  util::Guard<util::MaybeLock> g(rdom_->lock());
+  return static_cast<ssize_t>(rx_.size() - (rx_posted_ - rx_done_));
+}
+
+int RcEndpoint::poll() noexcept {
+  if (!cq_) return 0;
+  ibv_wc wc[16];
+  int total = 0;
+  for (;;) {
+    const int n = ibv_poll_cq(cq_, 16, wc);
+    if (n <= 0) break;
+    for (int i = 0; i < n; ++i) complete(wc[i]);
+    total += n;
+    if (n < 16) break;
+  }
+  return total;
+}
+
+bool RcEndpoint::arm() noexcept { return !cq_ || ibv_req_notify_cq(cq_, 0) == 0; }
+
+void RcEndpoint::complete(const ibv_wc& wc) noexcept {
+  const bool rx = wc.wr_id & kRxBit;
+  const uint32_t slot = static_cast<uint32_t>(wc.wr_id);
+  const bool ok = wc.status == IBV_WC_SUCCESS;
+  core::Cq* cq = rx ? rx_cq_ : tx_cq_;
+  void* ctx;
+  uint64_t flags;
+  void* buf = nullptr;
+  uint32_t len;
+  bool report;
+  if (rx) {
+    const RxOp& op = rx_[slot % rx_.size()];
+    ++rx_done_;
+    ctx = op.context, buf = op.buf, len = op.len, report = op.report;
+    flags = FI_RECV | FI_MSG;
+    bump(recv_cntr_, ok);
+  } else {
+    const TxOp& op = tx_[slot % tx_.size()];
+    ++tx_done_;
+    ctx = op.context, flags = op.flags, len = op.len, report = op.report;
+    bump(send_cntr_, ok);
+  }
+  if (ok) {
+    if (!report || !cq) return;
+    uint64_t data = 0;
+    if (rx && (wc.wc_flags & IBV_WC_WITH_IMM)) {
+      flags |= FI_REMOTE_CQ_DATA;
+      data = ntohl(wc.imm_data);
+    }
+    cq->push(ctx, flags, rx ? wc.byte_len : len, rx ? buf : nullptr, data, 0, FI_ADDR_NOTAVAIL);
+    return;
+  }
+  if (!cq) return;
+  fi_cq_err_entry e{};
+  e.op_context = ctx;
+  e.flags = flags;
+  e.len = 0;
+  e.buf = buf;
+  e.err = wc_status_errno(wc.status);
+  e.prov_errno = wc.status;
+  cq->push_error(e);
+  if (wc.status != IBV_WC_WR_FLUSH_ERR && !broken_.exchange(true)) {
+    // The QP is in the error state: break the connection so that both sides learn it.
+    PF_LOG(kProv, Warn, EpData, "{} completion error: {} (vendor error {:#x}); disconnecting",
+           rx ? "receive" : "send", ibv_wc_status_str(wc.status), wc.vendor_err);
+    if (id_) rdma_disconnect(id_);
+  }
+}
+
+}  // namespace pollfab::providers::verbs

@@ -1,0 +1,119 @@
+// RcEndpoint: an FI_EP_MSG endpoint over one RC queue pair, connected through rdma_cm
+// (fi_endpoint(3), fi_cm(3), fi_msg(3), fi_verbs(7); docs/architecture-notes.md item 18).
+//
+// Connection: the active side's id is bound to the domain's port at fi_endpoint; fi_connect
+// resolves the address and route and connects from the fabric's CM thread (rc_cm.hpp), which
+// writes FI_CONNECTED, or an FI_ECONNREFUSED / FI_ETIMEDOUT / FI_EHOSTUNREACH error event, on
+// the bound EQ. The passive side takes the id of an FI_CONNREQ's handle (RcConnReq) and
+// answers with fi_accept. CM data travels framed (rc_wire.hpp), at most kRcMaxCmData bytes.
+// FI_SHUTDOWN is written when the peer disconnects (or a fatal completion error broke the
+// queue pair), not after the application's own fi_shutdown, as the packet providers do.
+//
+// Data: fi_send/sendv/sendmsg/senddata/inject/injectdata and fi_recv/recvv/recvmsg post work
+// requests at once (no copy; buffers need fi_mr_desc descriptors, FI_MR_LOCAL, except sends
+// that fit the inline size). Every send is signalled; its completion (or an inject's counter
+// bump) is written when the device reports it. Remote CQ data is 32 bits (immediate data).
+// Completion errors carry the FI_E* code in err and the ibv_wc_status in prov_errno
+// (fi_cq_strerror names it); a status other than a flush breaks the connection cleanly
+// (rdma_disconnect: both sides get FI_SHUTDOWN, the rest of the posted work flushes as
+// FI_ECANCELED).
+// Errors of the data calls: -FI_EOPBADSTATE (not enabled), -FI_ENOTCONN (not connected, or
+// shut down), -FI_EAGAIN (queue full), -FI_EINVAL (iov count, a buffer without descriptor, an
+// inject above the inline size, a message above max_msg_size), -FI_EOPNOTSUPP (tagged).
+// Thread-safety: the data calls and completions run under the domain lock; connection state is
+// atomic (the CM thread writes it).
+#pragma once
+#include <netinet/in.h>
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "lib/core/endpoint.hpp"
+#include "lib/core/ops_msg.hpp"
+#include "providers/verbs/rc_cm.hpp"
+#include "providers/verbs/rc_wire.hpp"
+
+struct ibv_cq;
+struct ibv_qp;
+struct ibv_wc;
+struct ibv_sge;
+
+namespace pollfab::providers::verbs {
+
+class RcDomain;
+
+class RcEndpoint final : public core::EndpointBase, public CmHandler {
+ public:
+  static constexpr size_t kIovLimit = 4;
+  // fi_endpoint for an RC info: info->handle an RcConnReq of this domain's device (the passive
+  // side) or none (a new id bound to the info's source address, else the port's). Returns 0,
+  // -FI_EINVAL (another endpoint type, a handle that is not an RC request of this device or
+  // already taken), -FI_EADDRNOTAVAIL (the source is not this port's), -FI_EIO (rdma_cm).
+  static int open(RcDomain* dom, fi_info* info, void* context, fid_ep** ep);
+  ~RcEndpoint() override;
+
+  // fi_enable: the CQ (on the domain's completion channel) and the QP. -FI_ENOCQ without both
+  // CQs, -FI_EIO if the device refuses (logged).
+  int enable() override;
+  void teardown() noexcept override;
+
+  ssize_t send(const core::MsgArgs& a, uint64_t flags, bool tagged, bool inject) noexcept;
+  ssize_t recv(const core::MsgArgs& a, uint64_t flags, bool tagged) noexcept;
+  ssize_t tx_size_left() noexcept;
+  ssize_t rx_size_left() noexcept;
+  int getopt(int level, int name, void* val, size_t* len);
+  int connect(const void* addr, const void* param, size_t paramlen);
+  int accept(const void* param, size_t paramlen);
+  int shutdown(uint64_t flags);
+  int getname(void* addr, size_t* len);
+  int getpeer(void* addr, size_t* len);
+
+  void on_cm_event(rdma_cm_event& ev) noexcept override;
+
+  // Under the domain lock: writes the completions the device has (returns how many); arms
+  // the CQ's notification (false if the device refused).
+  int poll() noexcept;
+  bool arm() noexcept;
+
+ private:
+  RcEndpoint(RcDomain* dom, const fi_info* info, void* context);
+  enum class State : uint8_t { Idle, Connecting, Connected, Down };
+  struct TxOp {
+    void* context;
+    uint64_t flags;
+    uint32_t len;
+    bool report;
+  };
+  struct RxOp {
+    void* context;
+    void* buf;
+    uint32_t len;
+    bool report;
+  };
+  // Sets up the lkeys of a's buffers in sge; returns the total bytes or -FI_EINVAL.
+  ssize_t fill_sge(const core::MsgArgs& a, ibv_sge* sge, bool need_keys) const noexcept;
+  void complete(const ibv_wc& wc) noexcept;
+  void write_cm_error(int err, const void* data, size_t len) noexcept;
+  void write_cm_event(uint32_t event, const void* data, size_t len) noexcept;
+
+  RcDomain* rdom_;
+  rdma_cm_id* id_ = nullptr;
+  bool passive_ = false;
+  ibv_cq* cq_ = nullptr;
+  ibv_qp* qp_ = nullptr;
+  std::vector<TxOp> tx_;
+  std::vector<RxOp> rx_;
+  uint32_t tx_posted_ = 0, tx_done_ = 0;  // counts; in flight = posted - done
+  uint32_t rx_posted_ = 0, rx_done_ = 0;
+  uint32_t inline_max_ = 0;
+  uint64_t max_msg_ = 0;
+  bool attached_ = false;
+  std::atomic<State> state_{State::Idle};
+  std::atomic<bool> local_shutdown_{false};
+  std::atomic<bool> broken_{false};   // a fatal completion error disconnected the QP
+  uint8_t conn_data_[kCmPrivateBytes] = {};  // framed CM data rdma_connect sends
+  uint8_t conn_len_ = 0;
+};
+
+}  // namespace pollfab::providers::verbs

@@ -1,0 +1,23 @@
+#include "providers/verbs/rc_mr.hpp"
+
+#include <infiniband/verbs.h>
+#include <rdma/fi_domain.h>
+
+namespace pollfab::providers::verbs {
+
+RcMr::RcMr(core::Domain* dom, const iovec& iov, uint64_t access, ibv_mr* mr, void* context)
+    : core::Mr(dom, &iov, 1, access, 0, mr->rkey, context), mr_(mr), lkey_(mr->lkey) {}
+
+void RcMr::teardown() noexcept {
+  if (mr_) ibv_dereg_mr(mr_);
+  mr_ = nullptr;
+}
+
+int ibv_access_of(uint64_t fi_access) noexcept {
+  int a = IBV_ACCESS_LOCAL_WRITE;
+  if (fi_access & FI_REMOTE_WRITE) a |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+  if (fi_access & FI_REMOTE_READ) a |= IBV_ACCESS_REMOTE_READ;
+  return a;
+}
+
+}  // namespace pollfab::providers::verbs

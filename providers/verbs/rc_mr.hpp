@@ -1,0 +1,37 @@
+// RcMr: a memory region registered with the device (ibv_reg_mr; fi_mr(3)) for RC endpoints.
+// fi_mr_key is the rkey (FI_MR_PROV_KEY), fi_mr_desc the RcMr, whose lkey local work
+// requests use (FI_MR_LOCAL); remote addresses are virtual addresses (FI_MR_VIRT_ADDR).
+// The registration is released in teardown (fi_close).
+// Thread-safety: immutable after construction.
+#pragma once
+#include <cstdint>
+
+#include "lib/core/mr.hpp"
+
+struct ibv_mr;
+
+namespace pollfab::providers::verbs {
+
+class RcMr final : public core::Mr {
+ public:
+  // Takes ownership of mr (registered on the domain's PD for iov).
+  RcMr(core::Domain* dom, const iovec& iov, uint64_t access, ibv_mr* mr, void* context);
+  uint32_t lkey() const noexcept { return lkey_; }
+  // The lkey of an fi_mr_desc an application passed (nullptr: none).
+  static uint32_t lkey_of(const void* desc) noexcept {
+    return desc ? static_cast<const RcMr*>(static_cast<const core::Mr*>(desc))->lkey_ : 0;
+  }
+
+ protected:
+  void teardown() noexcept override;
+
+ private:
+  ibv_mr* mr_;
+  uint32_t lkey_;
+};
+
+// fi_mr access bits -> ibv_access_flags (local write always: receives and RDMA READ write
+// into local memory).
+int ibv_access_of(uint64_t fi_access) noexcept;
+
+}  // namespace pollfab::providers::verbs

@@ -1,0 +1,352 @@
+// verbs FI_EP_MSG over RC queue pairs (fi_verbs(7), fi_cm(3), fi_msg(3); providers/verbs/rc_*):
+// what an application that registers its memory (FI_MR_LOCAL | VIRT_ADDR | ALLOCATED |
+// PROV_KEY) sees. Runs where the provider under test offers RC (PF_TEST_PROV=verbs in the
+// soft-RoCE guest, tests/verbs/guest_checks.sh); elsewhere there is no RC candidate and the
+// tests say so and skip. Covers getinfo's choice, connect/accept with CM data, send, senddata,
+// inject and receive with descriptors, completion errors with the verbs status (a message
+// longer than the receive breaks the connection cleanly; flushed receives), reject with CM
+// data, shutdown, and the error codes of bad calls (memory that cannot be registered, buffers
+// without descriptors).
+#include <arpa/inet.h>
+#include <rdma/fi_eq.h>
+#include <sys/mman.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tests/ofi/ofi_fixture.hpp"
+
+namespace pollfab::ofitest {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int kRcMrMode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+
+InfoPtr rc_info(int mr_mode = kRcMrMode) {
+  fi_info* hints = fi_allocinfo();
+  hints->ep_attr->type = FI_EP_MSG;
+  hints->caps = FI_MSG;
+  hints->mode = FI_CONTEXT;
+  hints->domain_attr->mr_mode = mr_mode;
+  hints->fabric_attr->prov_name = strdup(test_provider());
+  fi_info* info = nullptr;
+  const int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info);
+  fi_freeinfo(hints);
+  return InfoPtr(rc == 0 ? info : nullptr);
+}
+
+bool offers_rc() {
+  InfoPtr i = rc_info();
+  return i && i->ep_attr->protocol == FI_PROTO_RDMA_CM_IB_RC;
+}
+
+#define REQUIRE_RC()                                                                    \
+  do {                                                                                  \
+    if (std::string(test_provider()) == "verbs") ASSERT_TRUE(offers_rc());              \
+    if (!offers_rc()) GTEST_SKIP() << test_provider() << " has no RC FI_EP_MSG (verbs only)"; \
+  } while (0)
+
+struct Node {
+  fid_domain* domain = nullptr;
+  fid_ep* ep = nullptr;
+  fid_cq* cq = nullptr;
+  fid_mr* mr = nullptr;
+  std::vector<char> buf = std::vector<char>(64 * 1024);
+  void* desc() const { return fi_mr_desc(mr); }
+  void close() {
+    if (ep) fi_close(&ep->fid);
+    if (mr) fi_close(&mr->fid);
+    if (cq) fi_close(&cq->fid);
+    if (domain) fi_close(&domain->fid);
+    ep = nullptr, mr = nullptr, cq = nullptr, domain = nullptr;
+  }
+};
+
+class Rc {
+ public:
+  Rc() : info_(rc_info()) {
+    if (!info_) return;
+    EXPECT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
+    fi_eq_attr ea{};
+    ea.wait_obj = FI_WAIT_UNSPEC;
+    EXPECT_EQ(fi_eq_open(fabric_, &ea, &eq_, nullptr), 0);
+  }
+  ~Rc() {
+    client.close();
+    server.close();
+    if (pep_) fi_close(&pep_->fid);
+    if (eq_) fi_close(&eq_->fid);
+    if (fabric_) fi_close(&fabric_->fid);
+  }
+  fi_info* info() const { return info_.get(); }
+  fid_pep* pep() const { return pep_; }
+  fid_fabric* fabric() const { return fabric_; }
+  // A listening passive endpoint; its name (sockaddr_in).
+  sockaddr_in listen() {
+    EXPECT_EQ(fi_passive_ep(fabric_, info_.get(), &pep_, nullptr), 0);
+    EXPECT_EQ(fi_listen(pep_), -FI_ENOEQ);
+    EXPECT_EQ(fi_pep_bind(pep_, &eq_->fid, 0), 0);
+    EXPECT_EQ(fi_listen(pep_), 0);
+    EXPECT_EQ(fi_listen(pep_), -FI_EOPBADSTATE);
+    sockaddr_in a{};
+    size_t len = sizeof a;
+    EXPECT_EQ(fi_getname(&pep_->fid, &a, &len), 0);
+    EXPECT_EQ(len, sizeof a);
+    EXPECT_EQ(a.sin_family, AF_INET);
+    EXPECT_NE(a.sin_port, 0);
+    return a;
+  }
+  // An enabled endpoint on its own domain with a registered 64 KiB buffer.
+  void open(Node& n, fi_info* info) {
+    ASSERT_EQ(fi_domain(fabric_, info, &n.domain, nullptr), 0);
+    fi_cq_attr ca{};
+    ca.format = FI_CQ_FORMAT_DATA;
+    ASSERT_EQ(fi_cq_open(n.domain, &ca, &n.cq, nullptr), 0);
+    ASSERT_EQ(fi_mr_reg(n.domain, n.buf.data(), n.buf.size(), FI_SEND | FI_RECV, 0, 0, 0, &n.mr,
+                        nullptr), 0);
+    ASSERT_EQ(fi_endpoint(n.domain, info, &n.ep, nullptr), 0);
+    ASSERT_EQ(fi_enable(n.ep), -FI_ENOCQ);
+    ASSERT_EQ(fi_ep_bind(n.ep, &eq_->fid, 0), 0);
+    ASSERT_EQ(fi_ep_bind(n.ep, &n.cq->fid, FI_TRANSMIT | FI_RECV), 0);
+    ASSERT_EQ(fi_enable(n.ep), 0);
+  }
+  // The next EQ event within 10 s (CQs read meanwhile): 1, -FI_EAVAIL (err filled), -FI_EAGAIN.
+  int next(uint32_t& event, std::vector<uint8_t>& buf, fi_eq_err_entry* err = nullptr) {
+    buf.assign(sizeof(fi_eq_cm_entry) + 256, 0);
+    const ssize_t n = fi_eq_sread(eq_, &event, buf.data(), buf.size(), 10000, 0);
+    if (n >= 0) {
+      buf.resize(size_t(n));
+      return 1;
+    }
+    if (n == -FI_EAVAIL && err) EXPECT_EQ(fi_eq_readerr(eq_, err, 0), ssize_t(sizeof *err));
+    return int(n);
+  }
+  // Connects client to the listener with CM data; the server accepts with its own after
+  // posting one receive of `rx_len` bytes. Returns false on any failure.
+  bool connect(const sockaddr_in& to, size_t rx_len, fi_context* rctx) {
+    open(client, info_.get());
+    if (fi_connect(client.ep, &to, "hello", 5) != 0) return false;
+    uint32_t event = 0;
+    std::vector<uint8_t> ev;
+    if (next(event, ev) != 1 || event != FI_CONNREQ) return false;
+    auto* cm = reinterpret_cast<fi_eq_cm_entry*>(ev.data());
+    EXPECT_EQ(std::string(reinterpret_cast<char*>(ev.data()) + sizeof *cm, ev.size() - sizeof *cm),
+              "hello");
+    fi_info* req = cm->info;
+    EXPECT_EQ(req->ep_attr->protocol, uint32_t(FI_PROTO_RDMA_CM_IB_RC));
+    EXPECT_EQ(req->addr_format, uint32_t(FI_SOCKADDR_IN));
+    open(server, req);
+    fi_freeinfo(req);
+    EXPECT_EQ(fi_recv(server.ep, server.buf.data(), rx_len, server.desc(), 0, rctx), 0);
+    if (fi_accept(server.ep, "welcome", 7) != 0) return false;
+    for (int i = 0; i < 2; ++i) {
+      if (next(event, ev) != 1 || event != FI_CONNECTED) return false;
+      cm = reinterpret_cast<fi_eq_cm_entry*>(ev.data());
+      if (cm->fid == &client.ep->fid)
+        EXPECT_EQ(std::string(reinterpret_cast<char*>(ev.data()) + sizeof *cm,
+                              ev.size() - sizeof *cm), "welcome");
+    }
+    return true;
+  }
+
+  Node client, server;
+
+ private:
+  InfoPtr info_;
+  fid_fabric* fabric_ = nullptr;
+  fid_eq* eq_ = nullptr;
+  fid_pep* pep_ = nullptr;
+};
+
+// One completion (or error: -FI_EAVAIL with err read) within 10 s.
+ssize_t wait_cq(fid_cq* cq, fi_cq_data_entry& e, fi_cq_err_entry* err = nullptr) {
+  const auto end = std::chrono::steady_clock::now() + 10s;
+  do {
+    const ssize_t n = fi_cq_read(cq, &e, 1);
+    if (n == -FI_EAVAIL && err) {
+      EXPECT_EQ(fi_cq_readerr(cq, err, 0), 1);
+      return n;
+    }
+    if (n != -FI_EAGAIN) return n;
+  } while (std::chrono::steady_clock::now() < end);
+  return -FI_EAGAIN;
+}
+
+TEST(OfiRc, GetinfoOffersRcToApplicationsThatRegisterTheirMemory) {
+  REQUIRE_RC();
+  InfoPtr rc = rc_info();
+  EXPECT_EQ(rc->addr_format, uint32_t(FI_SOCKADDR_IN));
+  EXPECT_EQ(rc->domain_attr->mr_mode & kRcMrMode, kRcMrMode);
+  EXPECT_EQ(rc->domain_attr->cq_data_size, 4u);
+  // Without FI_MR_LOCAL the application gets the transport's FI_EP_MSG over UD.
+  InfoPtr ud = rc_info(FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY);
+  ASSERT_TRUE(ud);
+  EXPECT_NE(ud->ep_attr->protocol, uint32_t(FI_PROTO_RDMA_CM_IB_RC));
+}
+
+TEST(OfiRc, ConnectSendSenddataInjectReceiveThenShutdownFlushesReceives) {
+  REQUIRE_RC();
+  Rc r;
+  const sockaddr_in to = r.listen();
+  fi_context rctx[4], sctx[4];
+  // Before the connection: not connected; CM data above the limit refused.
+  r.open(r.client, r.info());
+  EXPECT_EQ(fi_send(r.client.ep, r.client.buf.data(), 8, r.client.desc(), 0, &sctx[0]), -FI_ENOTCONN);
+  size_t sz = 0, len = sizeof sz;
+  ASSERT_EQ(fi_getopt(&r.client.ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &sz, &len), 0);
+  EXPECT_EQ(sz, 54u);
+  std::vector<char> big(sz + 1);
+  EXPECT_EQ(fi_connect(r.client.ep, &to, big.data(), big.size()), -FI_EINVAL);
+  r.client.close();
+  ASSERT_TRUE(r.connect(to, 4096, &rctx[0]));
+  sockaddr_in me{}, peer{};
+  size_t mlen = sizeof me, plen = sizeof peer;
+  ASSERT_EQ(fi_getname(&r.client.ep->fid, &me, &mlen), 0);
+  ASSERT_EQ(fi_getpeer(r.server.ep, &peer, &plen), 0);
+  EXPECT_EQ(std::memcmp(&me, &peer, sizeof me), 0);
+
+  // 4 KiB from registered memory.
+  for (size_t i = 0; i < 4096; ++i) r.client.buf[i] = char(i * 7);
+  ASSERT_EQ(fi_send(r.client.ep, r.client.buf.data(), 4096, r.client.desc(), 0, &sctx[0]), 0);
+  fi_cq_data_entry e{};
+  ASSERT_EQ(wait_cq(r.server.cq, e), 1);
+  EXPECT_EQ(e.op_context, &rctx[0]);
+  EXPECT_EQ(e.len, 4096u);
+  EXPECT_EQ(e.flags & (FI_RECV | FI_MSG), FI_RECV | FI_MSG);
+  EXPECT_EQ(std::memcmp(r.server.buf.data(), r.client.buf.data(), 4096), 0);
+  ASSERT_EQ(wait_cq(r.client.cq, e), 1);
+  EXPECT_EQ(e.op_context, &sctx[0]);
+  EXPECT_EQ(e.flags & (FI_SEND | FI_MSG), FI_SEND | FI_MSG);
+
+  // senddata: 32 bits of immediate data; inject: no completion, buffer reusable at once.
+  ASSERT_EQ(fi_recv(r.server.ep, r.server.buf.data(), 64, r.server.desc(), 0, &rctx[1]), 0);
+  ASSERT_EQ(fi_recv(r.server.ep, r.server.buf.data() + 64, 64, r.server.desc(), 0, &rctx[2]), 0);
+  ASSERT_EQ(fi_senddata(r.client.ep, r.client.buf.data(), 16, r.client.desc(), 0xabcd1234, 0,
+                        &sctx[1]), 0);
+  char small[8] = "inject!";
+  ASSERT_EQ(fi_inject(r.client.ep, small, sizeof small, 0), 0);
+  std::memset(small, 0, sizeof small);
+  ASSERT_EQ(wait_cq(r.server.cq, e), 1);
+  EXPECT_EQ(e.op_context, &rctx[1]);
+  EXPECT_TRUE(e.flags & FI_REMOTE_CQ_DATA);
+  EXPECT_EQ(e.data, 0xabcd1234u);
+  ASSERT_EQ(wait_cq(r.server.cq, e), 1);
+  EXPECT_EQ(e.op_context, &rctx[2]);
+  EXPECT_EQ(e.len, 8u);
+  EXPECT_FALSE(e.flags & FI_REMOTE_CQ_DATA);
+  EXPECT_STREQ(r.server.buf.data() + 64, "inject!");
+  ASSERT_EQ(wait_cq(r.client.cq, e), 1);
+  EXPECT_EQ(e.op_context, &sctx[1]);
+  EXPECT_EQ(fi_cq_read(r.client.cq, &e, 1), -FI_EAGAIN);  // the inject wrote nothing
+
+  // The client shuts down: the server hears FI_SHUTDOWN and its posted receive flushes.
+  ASSERT_EQ(fi_recv(r.server.ep, r.server.buf.data(), 64, r.server.desc(), 0, &rctx[3]), 0);
+  ASSERT_EQ(fi_shutdown(r.client.ep, 0), 0);
+  EXPECT_EQ(fi_send(r.client.ep, r.client.buf.data(), 8, r.client.desc(), 0, &sctx[2]), -FI_ENOTCONN);
+  uint32_t event = 0;
+  std::vector<uint8_t> ev;
+  ASSERT_EQ(r.next(event, ev), 1);
+  EXPECT_EQ(event, uint32_t(FI_SHUTDOWN));
+  EXPECT_EQ(reinterpret_cast<fi_eq_cm_entry*>(ev.data())->fid, &r.server.ep->fid);
+  fi_cq_err_entry err{};
+  ASSERT_EQ(wait_cq(r.server.cq, e, &err), -FI_EAVAIL);
+  EXPECT_EQ(err.op_context, &rctx[3]);
+  EXPECT_EQ(err.err, FI_ECANCELED);
+  EXPECT_EQ(err.prov_errno, 5);  // IBV_WC_WR_FLUSH_ERR
+  const char* text = fi_cq_strerror(r.server.cq, err.prov_errno, err.err_data, nullptr, 0);
+  EXPECT_NE(std::string(text).find("Flush"), std::string::npos) << text;  // ibv_wc_status_str
+}
+
+TEST(OfiRc, AMessageLongerThanTheReceiveFailsTheConnectionCleanly) {
+  REQUIRE_RC();
+  Rc r;
+  const sockaddr_in to = r.listen();
+  fi_context rctx, sctx;
+  ASSERT_TRUE(r.connect(to, 16, &rctx));
+  ASSERT_EQ(fi_send(r.client.ep, r.client.buf.data(), 1024, r.client.desc(), 0, &sctx), 0);
+  fi_cq_data_entry e{};
+  fi_cq_err_entry err{};
+  ASSERT_EQ(wait_cq(r.server.cq, e, &err), -FI_EAVAIL);
+  EXPECT_EQ(err.op_context, &rctx);
+  // IBV_WC_LOC_LEN_ERR (1) on hardware; soft-RoCE reports IBV_WC_LOC_QP_OP_ERR (2).
+  EXPECT_TRUE((err.prov_errno == 1 && err.err == FI_ETRUNC) ||
+              (err.prov_errno == 2 && err.err == FI_EIO)) << err.prov_errno << " " << err.err;
+  err = fi_cq_err_entry{};
+  ASSERT_EQ(wait_cq(r.client.cq, e, &err), -FI_EAVAIL);
+  EXPECT_EQ(err.op_context, &sctx);
+  EXPECT_NE(err.err, 0);
+  // Both sides learn that the connection is gone; nothing hangs.
+  uint32_t event = 0;
+  std::vector<uint8_t> ev;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(r.next(event, ev), 1);
+    EXPECT_EQ(event, uint32_t(FI_SHUTDOWN));
+  }
+  EXPECT_EQ(fi_send(r.client.ep, r.client.buf.data(), 8, r.client.desc(), 0, &sctx), -FI_ENOTCONN);
+}
+
+TEST(OfiRc, RejectIsConnRefusedWithTheCmData) {
+  REQUIRE_RC();
+  Rc r;
+  const sockaddr_in to = r.listen();
+  r.open(r.client, r.info());
+  ASSERT_EQ(fi_connect(r.client.ep, &to, nullptr, 0), 0);
+  EXPECT_EQ(fi_connect(r.client.ep, &to, nullptr, 0), -FI_EISCONN);
+  uint32_t event = 0;
+  std::vector<uint8_t> ev;
+  ASSERT_EQ(r.next(event, ev), 1);
+  ASSERT_EQ(event, uint32_t(FI_CONNREQ));
+  fi_info* req = reinterpret_cast<fi_eq_cm_entry*>(ev.data())->info;
+  ASSERT_EQ(fi_reject(r.pep(), req->handle, "go away", 7), 0);
+  EXPECT_EQ(fi_reject(r.pep(), req->handle, nullptr, 0), -FI_EINVAL);  // answered already
+  fi_eq_err_entry err{};
+  ASSERT_EQ(r.next(event, ev, &err), -FI_EAVAIL);
+  EXPECT_EQ(err.err, FI_ECONNREFUSED);
+  EXPECT_EQ(err.fid, &r.client.ep->fid);
+  ASSERT_EQ(err.err_data_size, 7u);
+  EXPECT_EQ(std::string(static_cast<const char*>(err.err_data), 7), "go away");
+  // The rejected request cannot be taken by an endpoint.
+  ASSERT_EQ(fi_domain(r.fabric(), req, &r.server.domain, nullptr), 0);
+  fid_ep* ep = nullptr;
+  EXPECT_EQ(fi_endpoint(r.server.domain, req, &ep, nullptr), -FI_EINVAL);
+  fi_freeinfo(req);
+}
+
+TEST(OfiRc, BadInputIsRefusedWithClearCodes) {
+  REQUIRE_RC();
+  Rc r;
+  r.open(r.client, r.info());
+  // Memory the device cannot register: an unmapped range.
+  void* p = mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  munmap(p, 1 << 20);
+  fid_mr* mr = nullptr;
+  EXPECT_EQ(fi_mr_reg(r.client.domain, p, 1 << 20, FI_RECV, 0, 0, 0, &mr, nullptr), -FI_EFAULT);
+  // A receive without a descriptor (FI_MR_LOCAL), an iov count above the limit.
+  fi_context c;
+  EXPECT_EQ(fi_recv(r.client.ep, r.client.buf.data(), 64, nullptr, 0, &c), -FI_EINVAL);
+  iovec iov[5];
+  void* desc[5];
+  for (auto& v : iov) v = {r.client.buf.data(), 8};
+  for (auto& d : desc) d = r.client.desc();
+  EXPECT_EQ(fi_recvv(r.client.ep, iov, desc, 5, 0, &c), -FI_EINVAL);
+  // Tagged calls on an FI_MSG endpoint.
+  EXPECT_EQ(fi_trecv(r.client.ep, r.client.buf.data(), 8, r.client.desc(), 0, 1, 0, &c),
+            -FI_EOPNOTSUPP);
+  // A connect to a service nobody listens on: refused, not hung.
+  sockaddr_in to{};
+  size_t len = sizeof to;
+  ASSERT_EQ(fi_getname(&r.client.ep->fid, &to, &len), 0);
+  to.sin_port = htons(9);
+  ASSERT_EQ(fi_connect(r.client.ep, &to, nullptr, 0), 0);
+  uint32_t event = 0;
+  std::vector<uint8_t> ev;
+  fi_eq_err_entry err{};
+  ASSERT_EQ(r.next(event, ev, &err), -FI_EAVAIL);
+  EXPECT_TRUE(err.err == FI_ECONNREFUSED || err.err == FI_ETIMEDOUT) << err.err;
+}
+
+}  // namespace
+}  // namespace pollfab::ofitest
