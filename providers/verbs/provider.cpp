@@ -221,7 +221,8 @@ int add_rc_candidate(const PortInfo& port, const config::Config& cfg, uint32_t v
   t.fabric_name = "verbs";
   t.domain_name = port.device;
   t.type = FI_EP_MSG;
-  t.caps = FI_MSG | FI_SEND | FI_RECV;
+  t.caps = FI_MSG | FI_SEND | FI_RECV | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ |
+           FI_REMOTE_WRITE;
   t.domain_caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
   t.mr_mode = kRcMrModes;
   t.max_msg_size = kRcMaxMsg;
@@ -237,6 +238,7 @@ int add_rc_candidate(const PortInfo& port, const config::Config& cfg, uint32_t v
   i->domain_attr->cq_data_size = 4;  // immediate data
   i->domain_attr->mr_iov_limit = 1;
   i->domain_attr->max_ep_srx_ctx = 0;
+  i->rx_attr->mode |= FI_RX_CQ_DATA;  // fi_writedata consumes a receive (RDMA WRITE with immediate)
   i->nic = core::make_nic(nic_desc(port));
   if (!i->nic || !packet::set_info_names(i, FI_SOCKADDR_IN, names.src, names.has_dest ? &names.dest : nullptr)) {
     core::freeinfo(i);

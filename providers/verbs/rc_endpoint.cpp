@@ -39,6 +39,7 @@ RcEndpoint::RcEndpoint(RcDomain* dom, const fi_info* info, void* context)
   const size_t rx = info->rx_attr && info->rx_attr->size ? info->rx_attr->size : dom->cfg().rx_depth;
   tx_.resize(tx);
   rx_.resize(rx);
+  rx_cq_data_ = info->rx_attr && (info->rx_attr->mode & FI_RX_CQ_DATA);
   max_msg_ = info->ep_attr && info->ep_attr->max_msg_size ? info->ep_attr->max_msg_size : 0x7fffffff;
 }
 
@@ -165,16 +166,7 @@ ssize_t RcEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tagged, bo
   if ((inject || (flags & FI_INJECT)) && bytes > inline_max_) return -FI_EINVAL;
   const ssize_t total = fill_sge(a, sge, !inl);
   if (total < 0) return total;
-  util::Guard<util::MaybeLock> g(rdom_->lock());
-  if (tx_posted_ - tx_done_ >= tx_.size()) {
-    poll();
-    if (tx_posted_ - tx_done_ >= tx_.size()) return -FI_EAGAIN;
-  }
-  const uint32_t slot = tx_posted_ % tx_.size();
-  tx_[slot] = TxOp{a.context, FI_SEND | FI_MSG, static_cast<uint32_t>(total),
-                   !inject && (!tx_selective_ || (flags & FI_COMPLETION))};
   ibv_send_wr wr{};
-  wr.wr_id = slot;
   wr.sg_list = a.count ? sge : nullptr;
   wr.num_sge = static_cast<int>(a.count);
   wr.send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0);
@@ -184,6 +176,19 @@ ssize_t RcEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tagged, bo
   } else {
     wr.opcode = IBV_WR_SEND;
   }
+  return post_send(wr, TxOp{a.context, FI_SEND | FI_MSG, static_cast<uint32_t>(total),
+                            !inject && (!tx_selective_ || (flags & FI_COMPLETION)), TxKind::Send});
+}
+
+ssize_t RcEndpoint::post_send(ibv_send_wr& wr, const TxOp& op) noexcept {
+  util::Guard<util::MaybeLock> g(rdom_->lock());
+  if (tx_posted_ - tx_done_ >= tx_.size()) {
+    poll();
+    if (tx_posted_ - tx_done_ >= tx_.size()) return -FI_EAGAIN;
+  }
+  const uint32_t slot = tx_posted_ % tx_.size();
+  tx_[slot] = op;
+  wr.wr_id = slot;
   ibv_send_wr* bad = nullptr;
   if (int r = ibv_post_send(qp_, &wr, &bad)) return r == ENOMEM ? -FI_EAGAIN : -FI_EIO;
   ++tx_posted_;
@@ -254,12 +259,19 @@ void RcEndpoint::complete(const ibv_wc& wc) noexcept {
     ++rx_done_;
     ctx = op.context, buf = op.buf, len = op.len, report = op.report;
     flags = FI_RECV | FI_MSG;
-    bump(recv_cntr_, ok);
+    if (ok && wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+      // A remote write with CQ data consumed this receive (FI_RX_CQ_DATA): no data placed here.
+      flags = FI_RMA | FI_REMOTE_WRITE;
+      buf = nullptr;
+      bump(rwrite_cntr_, ok);
+    } else {
+      bump(recv_cntr_, ok);
+    }
   } else {
     const TxOp& op = tx_[slot % tx_.size()];
     ++tx_done_;
     ctx = op.context, flags = op.flags, len = op.len, report = op.report;
-    bump(send_cntr_, ok);
+    bump(op.kind == TxKind::Send ? send_cntr_ : op.kind == TxKind::Read ? read_cntr_ : write_cntr_, ok);
   }
   if (ok) {
     if (!report || !cq) return;

@@ -31,6 +31,7 @@
 
 #include "lib/core/endpoint.hpp"
 #include "lib/core/ops_msg.hpp"
+#include "lib/core/ops_rma.hpp"
 #include "providers/verbs/rc_cm.hpp"
 #include "providers/verbs/rc_wire.hpp"
 
@@ -38,6 +39,7 @@ struct ibv_cq;
 struct ibv_qp;
 struct ibv_wc;
 struct ibv_sge;
+struct ibv_send_wr;
 
 namespace pollfab::providers::verbs {
 
@@ -60,6 +62,16 @@ class RcEndpoint final : public core::EndpointBase, public CmHandler {
 
   ssize_t send(const core::MsgArgs& a, uint64_t flags, bool tagged, bool inject) noexcept;
   ssize_t recv(const core::MsgArgs& a, uint64_t flags, bool tagged) noexcept;
+  // fi_read / fi_write / fi_writedata / fi_inject_write (fi_rma(3)) as RDMA READ / WRITE
+  // (WRITE_WITH_IMM for remote CQ data, which consumes a posted receive at the target:
+  // rx_attr->mode FI_RX_CQ_DATA). One remote segment (rma_iov_limit 1); reads need
+  // descriptors, writes up to the inline size do not. Remote keys and bounds are checked by
+  // the target's device: a bad one completes with FI_EACCES (IBV_WC_REM_ACCESS_ERR) and
+  // breaks the connection. Errors as send, -FI_EINVAL for rma_iov_count != 1 or local
+  // buffers longer than the remote segment, -FI_EOPNOTSUPP for CQ data when the application's
+  // info lacks FI_RX_CQ_DATA.
+  ssize_t rma_read(const fi_msg_rma& m, uint64_t flags) noexcept;
+  ssize_t rma_write(const fi_msg_rma& m, uint64_t flags, bool inject) noexcept;
   ssize_t tx_size_left() noexcept;
   ssize_t rx_size_left() noexcept;
   int getopt(int level, int name, void* val, size_t* len);
@@ -79,11 +91,13 @@ class RcEndpoint final : public core::EndpointBase, public CmHandler {
  private:
   RcEndpoint(RcDomain* dom, const fi_info* info, void* context);
   enum class State : uint8_t { Idle, Connecting, Connected, Down };
+  enum class TxKind : uint8_t { Send, Read, Write };
   struct TxOp {
     void* context;
     uint64_t flags;
     uint32_t len;
     bool report;
+    TxKind kind;
   };
   struct RxOp {
     void* context;
@@ -94,6 +108,8 @@ class RcEndpoint final : public core::EndpointBase, public CmHandler {
   // Sets up the lkeys of a's buffers in sge; returns the total bytes or -FI_EINVAL.
   ssize_t fill_sge(const core::MsgArgs& a, ibv_sge* sge, bool need_keys) const noexcept;
   void complete(const ibv_wc& wc) noexcept;
+  // Posts one send-queue work request (wr's sg_list, opcode and remote fields filled) for op.
+  ssize_t post_send(ibv_send_wr& wr, const TxOp& op) noexcept;
   void write_cm_error(int err, const void* data, size_t len) noexcept;
   void write_cm_event(uint32_t event, const void* data, size_t len) noexcept;
 
@@ -108,6 +124,7 @@ class RcEndpoint final : public core::EndpointBase, public CmHandler {
   uint32_t rx_posted_ = 0, rx_done_ = 0;
   uint32_t inline_max_ = 0;
   uint64_t max_msg_ = 0;
+  bool rx_cq_data_ = false;  // the application took FI_RX_CQ_DATA (rx_attr->mode)
   bool attached_ = false;
   std::atomic<State> state_{State::Idle};
   std::atomic<bool> local_shutdown_{false};

@@ -9,6 +9,7 @@
 // without descriptors).
 #include <arpa/inet.h>
 #include <rdma/fi_eq.h>
+#include <rdma/fi_rma.h>
 #include <sys/mman.h>
 
 #include <cstring>
@@ -24,11 +25,12 @@ using namespace std::chrono_literals;
 
 constexpr int kRcMrMode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 
-InfoPtr rc_info(int mr_mode = kRcMrMode) {
+InfoPtr rc_info(int mr_mode = kRcMrMode, uint64_t caps = FI_MSG) {
   fi_info* hints = fi_allocinfo();
   hints->ep_attr->type = FI_EP_MSG;
-  hints->caps = FI_MSG;
+  hints->caps = caps;
   hints->mode = FI_CONTEXT;
+  if (caps & FI_RMA) hints->rx_attr->mode = FI_RX_CQ_DATA;  // fi_writedata consumes a receive
   hints->domain_attr->mr_mode = mr_mode;
   hints->fabric_attr->prov_name = strdup(test_provider());
   fi_info* info = nullptr;
@@ -66,7 +68,7 @@ struct Node {
 
 class Rc {
  public:
-  Rc() : info_(rc_info()) {
+  explicit Rc(uint64_t caps = FI_MSG) : info_(rc_info(kRcMrMode, caps)) {
     if (!info_) return;
     EXPECT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
     fi_eq_attr ea{};
@@ -99,13 +101,12 @@ class Rc {
     return a;
   }
   // An enabled endpoint on its own domain with a registered 64 KiB buffer.
-  void open(Node& n, fi_info* info) {
+  void open(Node& n, fi_info* info, uint64_t access = FI_SEND | FI_RECV) {
     ASSERT_EQ(fi_domain(fabric_, info, &n.domain, nullptr), 0);
     fi_cq_attr ca{};
     ca.format = FI_CQ_FORMAT_DATA;
     ASSERT_EQ(fi_cq_open(n.domain, &ca, &n.cq, nullptr), 0);
-    ASSERT_EQ(fi_mr_reg(n.domain, n.buf.data(), n.buf.size(), FI_SEND | FI_RECV, 0, 0, 0, &n.mr,
-                        nullptr), 0);
+    ASSERT_EQ(fi_mr_reg(n.domain, n.buf.data(), n.buf.size(), access, 0, 0, 0, &n.mr, nullptr), 0);
     ASSERT_EQ(fi_endpoint(n.domain, info, &n.ep, nullptr), 0);
     ASSERT_EQ(fi_enable(n.ep), -FI_ENOCQ);
     ASSERT_EQ(fi_ep_bind(n.ep, &eq_->fid, 0), 0);
@@ -125,8 +126,9 @@ class Rc {
   }
   // Connects client to the listener with CM data; the server accepts with its own after
   // posting one receive of `rx_len` bytes. Returns false on any failure.
-  bool connect(const sockaddr_in& to, size_t rx_len, fi_context* rctx) {
-    open(client, info_.get());
+  bool connect(const sockaddr_in& to, size_t rx_len, fi_context* rctx,
+               uint64_t server_access = FI_SEND | FI_RECV) {
+    open(client, info_.get(), FI_SEND | FI_RECV | FI_READ | FI_WRITE);
     if (fi_connect(client.ep, &to, "hello", 5) != 0) return false;
     uint32_t event = 0;
     std::vector<uint8_t> ev;
@@ -137,7 +139,7 @@ class Rc {
     fi_info* req = cm->info;
     EXPECT_EQ(req->ep_attr->protocol, uint32_t(FI_PROTO_RDMA_CM_IB_RC));
     EXPECT_EQ(req->addr_format, uint32_t(FI_SOCKADDR_IN));
-    open(server, req);
+    open(server, req, server_access);
     fi_freeinfo(req);
     EXPECT_EQ(fi_recv(server.ep, server.buf.data(), rx_len, server.desc(), 0, rctx), 0);
     if (fi_accept(server.ep, "welcome", 7) != 0) return false;
@@ -285,6 +287,113 @@ TEST(OfiRc, AMessageLongerThanTheReceiveFailsTheConnectionCleanly) {
     EXPECT_EQ(event, uint32_t(FI_SHUTDOWN));
   }
   EXPECT_EQ(fi_send(r.client.ep, r.client.buf.data(), 8, r.client.desc(), 0, &sctx), -FI_ENOTCONN);
+}
+
+// RDMA WRITE, READ and WRITE with immediate data (fi_writedata consumes a posted receive:
+// FI_RX_CQ_DATA); then a bad key and an access beyond the region, each on a fresh connection:
+// the initiator's completion is FI_EACCES with the verbs status, both sides get FI_SHUTDOWN.
+TEST(OfiRc, RmaWriteReadWritedataAndRemoteAccessErrors) {
+  REQUIRE_RC();
+  const uint64_t caps = FI_MSG | FI_RMA;
+  {
+    Rc r(caps);
+    EXPECT_TRUE(r.info()->rx_attr->mode & FI_RX_CQ_DATA);
+    const sockaddr_in to = r.listen();
+    fi_context rctx[2], sctx[3];
+    ASSERT_TRUE(r.connect(to, 64, &rctx[0], FI_SEND | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE));
+    char* remote = r.server.buf.data();
+    const uint64_t addr = reinterpret_cast<uintptr_t>(remote);
+    const uint64_t key = fi_mr_key(r.server.mr);
+    for (size_t i = 0; i < 8192; ++i) r.client.buf[i] = char(i * 13 + 1);
+    ASSERT_EQ(fi_write(r.client.ep, r.client.buf.data(), 8192, r.client.desc(), 0, addr + 1024,
+                       key, &sctx[0]), 0);
+    fi_cq_data_entry e{};
+    ASSERT_EQ(wait_cq(r.client.cq, e), 1);
+    EXPECT_EQ(e.op_context, &sctx[0]);
+    EXPECT_EQ(e.flags & (FI_RMA | FI_WRITE), FI_RMA | FI_WRITE);
+    EXPECT_EQ(std::memcmp(remote + 1024, r.client.buf.data(), 8192), 0);
+    // Read it back into another part of the client's buffer.
+    ASSERT_EQ(fi_read(r.client.ep, r.client.buf.data() + 16384, 8192, r.client.desc(), 0,
+                      addr + 1024, key, &sctx[1]), 0);
+    ASSERT_EQ(wait_cq(r.client.cq, e), 1);
+    EXPECT_EQ(e.op_context, &sctx[1]);
+    EXPECT_EQ(e.flags & (FI_RMA | FI_READ), FI_RMA | FI_READ);
+    EXPECT_EQ(std::memcmp(r.client.buf.data() + 16384, r.client.buf.data(), 8192), 0);
+    // writedata: the server's posted receive (rctx[0]) reports the data, not bytes.
+    ASSERT_EQ(fi_writedata(r.client.ep, r.client.buf.data(), 512, r.client.desc(), 0x5eed, 0,
+                           addr + 40000, key, &sctx[2]), 0);
+    ASSERT_EQ(wait_cq(r.server.cq, e), 1);
+    EXPECT_EQ(e.op_context, &rctx[0]);
+    EXPECT_EQ(e.flags & (FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA),
+              FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA);
+    EXPECT_EQ(e.data, 0x5eedu);
+    EXPECT_EQ(std::memcmp(remote + 40000, r.client.buf.data(), 512), 0);
+    ASSERT_EQ(wait_cq(r.client.cq, e), 1);
+    // Two remote segments in one call are refused.
+    fi_rma_iov riov[2] = {{addr, 8, key}, {addr + 8, 8, key}};
+    iovec iov{r.client.buf.data(), 16};
+    void* d = r.client.desc();
+    fi_msg_rma msg{&iov, &d, 1, 0, riov, 2, nullptr, 0};
+    EXPECT_EQ(fi_writemsg(r.client.ep, &msg, 0), -FI_EINVAL);
+  }
+  {
+    // An application that does not take FI_RX_CQ_DATA cannot write with CQ data.
+    fi_info* hints = fi_allocinfo();
+    hints->ep_attr->type = FI_EP_MSG;
+    hints->caps = caps;
+    hints->domain_attr->mr_mode = kRcMrMode;
+    hints->fabric_attr->prov_name = strdup(test_provider());
+    fi_info* info = nullptr;
+    ASSERT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info), 0);
+    fi_freeinfo(hints);
+    EXPECT_FALSE(info->rx_attr->mode & FI_RX_CQ_DATA);
+    fid_fabric* fab = nullptr;
+    fid_domain* dom = nullptr;
+    fid_ep* ep = nullptr;
+    fid_cq* cq = nullptr;
+    ASSERT_EQ(fi_fabric(info->fabric_attr, &fab, nullptr), 0);
+    ASSERT_EQ(fi_domain(fab, info, &dom, nullptr), 0);
+    fi_cq_attr ca{};
+    ASSERT_EQ(fi_cq_open(dom, &ca, &cq, nullptr), 0);
+    ASSERT_EQ(fi_endpoint(dom, info, &ep, nullptr), 0);
+    ASSERT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+    ASSERT_EQ(fi_enable(ep), 0);
+    char b[8] = {};
+    EXPECT_EQ(fi_writedata(ep, b, 8, nullptr, 1, 0, 0, 0, nullptr), -FI_EOPNOTSUPP);
+    fi_close(&ep->fid);
+    fi_close(&cq->fid);
+    fi_close(&dom->fid);
+    fi_close(&fab->fid);
+    fi_freeinfo(info);
+  }
+  for (int bad = 0; bad < 2; ++bad) {
+    Rc r(caps);
+    const sockaddr_in to = r.listen();
+    fi_context rctx, sctx;
+    ASSERT_TRUE(r.connect(to, 64, &rctx, FI_SEND | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE));
+    const uint64_t addr = reinterpret_cast<uintptr_t>(r.server.buf.data());
+    const uint64_t key = fi_mr_key(r.server.mr);
+    const char before = r.server.buf[0];
+    if (bad == 0)  // a key nobody registered
+      ASSERT_EQ(fi_write(r.client.ep, r.client.buf.data(), 64, r.client.desc(), 0, addr,
+                         key ^ 0x5a5a00, &sctx), 0);
+    else  // past the end of the region
+      ASSERT_EQ(fi_read(r.client.ep, r.client.buf.data(), 4096, r.client.desc(), 0,
+                        addr + r.server.buf.size() - 1024, key, &sctx), 0);
+    fi_cq_data_entry e{};
+    fi_cq_err_entry err{};
+    ASSERT_EQ(wait_cq(r.client.cq, e, &err), -FI_EAVAIL) << "case " << bad;
+    EXPECT_EQ(err.op_context, &sctx);
+    EXPECT_EQ(err.err, FI_EACCES) << "case " << bad;
+    EXPECT_EQ(err.prov_errno, 10) << "case " << bad;  // IBV_WC_REM_ACCESS_ERR
+    EXPECT_EQ(r.server.buf[0], before);
+    uint32_t event = 0;
+    std::vector<uint8_t> ev;
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_EQ(r.next(event, ev), 1) << "case " << bad;
+      EXPECT_EQ(event, uint32_t(FI_SHUTDOWN));
+    }
+  }
 }
 
 TEST(OfiRc, RejectIsConnRefusedWithTheCmData) {
