@@ -10,38 +10,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdio>
-#include <map>
-#include <sstream>
 #include <string>
 
 #include "tests/ofi/node_fixture.hpp"
+#include "tests/ofi/rdma_resources.hpp"
 
 namespace pollfab::ofitest {
 namespace {
-
-// {"pd": n, "cq": n, ...} of the first device line of `rdma resource show`; empty on failure.
-std::map<std::string, long> device_counts() {
-  std::map<std::string, long> out;
-  FILE* f = popen("rdma resource show 2>/dev/null", "r");
-  if (!f) return out;
-  char line[512];
-  if (fgets(line, sizeof line, f)) {  // "0: rxe0: pd 1 cq 1 qp 1 cm_id 0 mr 0 ctx 0 srq 0"
-    std::istringstream in(line);
-    std::string idx, dev, key;
-    long n = 0;
-    in >> idx >> dev;
-    while (in >> key >> n) out[key] = n;
-  }
-  pclose(f);
-  return out;
-}
-
-std::string text(const std::map<std::string, long>& m) {
-  std::string s;
-  for (const auto& [k, v] : m) s += k + " " + std::to_string(v) + " ";
-  return s;
-}
 
 TEST(OfiDeviceResources, ClosingReleasesEverythingTheDeviceGave) {
   if (std::string(test_provider()) != "verbs") GTEST_SKIP() << "no kernel RDMA device behind " << test_provider();
@@ -70,19 +45,19 @@ TEST(OfiDeviceResources, ClosingReleasesEverythingTheDeviceGave) {
       }
       EXPECT_EQ(got, 2);
       const auto open = device_counts();
-      EXPECT_GT(open.at("qp"), before.at("qp")) << "open: " << text(open);
-      EXPECT_GT(open.at("ctx"), before.at("ctx")) << "open: " << text(open);
+      EXPECT_GT(open.at("qp"), before.at("qp")) << "open: " << counts_text(open);
+      EXPECT_GT(open.at("ctx"), before.at("ctx")) << "open: " << counts_text(open);
       fi_close(&mr->fid);
     }
     const auto after = device_counts();
     if (round == 0) {  // librdmacm's context, at most; nothing else
       auto expect = before;
       if (after.at("ctx") == before.at("ctx") + 1) expect["ctx"] = after.at("ctx");
-      EXPECT_EQ(after, expect) << "first round: before " << text(before) << "; after " << text(after);
+      EXPECT_EQ(after, expect) << "first round: before " << counts_text(before) << "; after " << counts_text(after);
       baseline = after;
     } else {
-      EXPECT_EQ(after, baseline) << "round " << round << ": after the first " << text(baseline)
-                                 << "; after this one " << text(after);
+      EXPECT_EQ(after, baseline) << "round " << round << ": after the first " << counts_text(baseline)
+                                 << "; after this one " << counts_text(after);
     }
   }
 }

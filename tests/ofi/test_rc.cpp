@@ -10,13 +10,17 @@
 #include <arpa/inet.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_rma.h>
+#include <poll.h>
 #include <sys/mman.h>
+
+#include <thread>
 
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "tests/ofi/ofi_fixture.hpp"
+#include "tests/ofi/rdma_resources.hpp"
 
 namespace pollfab::ofitest {
 namespace {
@@ -105,6 +109,7 @@ class Rc {
     ASSERT_EQ(fi_domain(fabric_, info, &n.domain, nullptr), 0);
     fi_cq_attr ca{};
     ca.format = FI_CQ_FORMAT_DATA;
+    ca.wait_obj = cq_wait;
     ASSERT_EQ(fi_cq_open(n.domain, &ca, &n.cq, nullptr), 0);
     ASSERT_EQ(fi_mr_reg(n.domain, n.buf.data(), n.buf.size(), access, 0, 0, 0, &n.mr, nullptr), 0);
     ASSERT_EQ(fi_endpoint(n.domain, info, &n.ep, nullptr), 0);
@@ -154,6 +159,7 @@ class Rc {
   }
 
   Node client, server;
+  fi_wait_obj cq_wait = FI_WAIT_NONE;  // the CQs' wait object
 
  private:
   InfoPtr info_;
@@ -392,6 +398,78 @@ TEST(OfiRc, RmaWriteReadWritedataAndRemoteAccessErrors) {
     for (int i = 0; i < 2; ++i) {
       ASSERT_EQ(r.next(event, ev), 1) << "case " << bad;
       EXPECT_EQ(event, uint32_t(FI_SHUTDOWN));
+    }
+  }
+}
+
+// FI_WAIT_FD: the CQ's wait object is the domain's completion channel. fi_cq_sread sleeps until
+// a message sent 100 ms later arrives; fi_trywait then poll(2) on the descriptor wakes for the
+// next one.
+TEST(OfiRc, BlockingReadsSleepOnTheCompletionChannel) {
+  REQUIRE_RC();
+  Rc r;
+  r.cq_wait = FI_WAIT_FD;
+  const sockaddr_in to = r.listen();
+  fi_context rctx[2], sctx[2];
+  ASSERT_TRUE(r.connect(to, 64, &rctx[0]));
+  int fd = -1;
+  ASSERT_EQ(fi_control(&r.server.cq->fid, FI_GETWAIT, &fd), 0);
+  ASSERT_GE(fd, 0);
+  std::thread t([&] {
+    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(fi_send(r.client.ep, "one", 4, nullptr, 0, &sctx[0]), 0);
+  });
+  fi_cq_data_entry e{};
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(fi_cq_sread(r.server.cq, &e, 1, nullptr, 5000), 1);
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 50ms);
+  EXPECT_EQ(e.op_context, &rctx[0]);
+  t.join();
+  ASSERT_EQ(fi_recv(r.server.ep, r.server.buf.data(), 64, r.server.desc(), 0, &rctx[1]), 0);
+  fid* fids[1] = {&r.server.cq->fid};
+  ASSERT_EQ(fi_trywait(r.fabric(), fids, 1), 0);
+  std::thread t2([&] {
+    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(fi_send(r.client.ep, "two", 4, nullptr, 0, &sctx[1]), 0);
+  });
+  pollfd p{fd, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 5000), 1);
+  t2.join();
+  ASSERT_EQ(fi_cq_sread(r.server.cq, &e, 1, nullptr, 5000), 1);
+  EXPECT_EQ(e.op_context, &rctx[1]);
+  EXPECT_STREQ(r.server.buf.data(), "two");
+}
+
+// Nothing leaks on the device: after connections, registrations and closes, the device's QPs,
+// CQs, MRs, PDs and cm_ids are back where the first round left them (librdmacm keeps a device
+// context for the process; see test_device_resources.cpp), and they did rise while open.
+TEST(OfiRc, ClosingReleasesEveryQpCqMrAndCmId) {
+  REQUIRE_RC();
+  const auto before = device_counts();
+  ASSERT_TRUE(before.count("qp")) << "cannot read `rdma resource show`";
+  std::map<std::string, long> baseline;
+  for (int round = 0; round < 3; ++round) {
+    {
+      Rc r;
+      const sockaddr_in to = r.listen();
+      fi_context rctx, sctx;
+      ASSERT_TRUE(r.connect(to, 64, &rctx));
+      ASSERT_EQ(fi_send(r.client.ep, "x", 2, nullptr, 0, &sctx), 0);
+      fi_cq_data_entry e{};
+      ASSERT_EQ(wait_cq(r.server.cq, e), 1);
+      const auto open = device_counts();
+      EXPECT_GE(open.at("qp"), before.at("qp") + 2) << counts_text(open);
+      EXPECT_GE(open.at("mr"), before.at("mr") + 2) << counts_text(open);
+      EXPECT_GE(open.at("cm_id"), before.at("cm_id") + 3) << counts_text(open);
+    }
+    const auto after = device_counts();
+    if (round == 0) {
+      auto expect = before;
+      if (after.at("ctx") == before.at("ctx") + 1) expect["ctx"] = after.at("ctx");
+      EXPECT_EQ(after, expect) << "before " << counts_text(before) << "; after " << counts_text(after);
+      baseline = after;
+    } else {
+      EXPECT_EQ(after, baseline) << "round " << round << ": " << counts_text(after);
     }
   }
 }
