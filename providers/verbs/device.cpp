@@ -126,6 +126,7 @@ std::vector<PortInfo> list_ports(const config::VerbsConfig& cfg, std::vector<std
       p.speed_mbps = lane_mbps(pa.active_speed) * width_lanes(pa.active_width);
       p.ethernet = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
       p.max_qp_wr = static_cast<uint32_t>(da.max_qp_wr);
+      p.atomics = da.atomic_cap != IBV_ATOMIC_NONE;
       p.vendor_id = da.vendor_id;
       p.vendor_part_id = da.vendor_part_id;
       p.hw_ver = da.hw_ver;

@@ -27,6 +27,7 @@ struct PortInfo {
   uint8_t gid[16] = {};       // its value
   uint32_t ipv4 = 0;          // host order; the IPv4 address of an IPv4-mapped GID
   uint32_t max_qp_wr = 0;     // device limits used for the queue depths
+  bool atomics = false;        // the device does RDMA atomics (atomic_cap != IBV_ATOMIC_NONE)
   uint32_t max_inline = 0;    // bytes; 0 if the device did not say (probed at QP creation)
   uint32_t vendor_id = 0, vendor_part_id = 0, hw_ver = 0;  // ibv_device_attr
   std::string fw_ver;                                      // firmware version text

@@ -222,7 +222,7 @@ int add_rc_candidate(const PortInfo& port, const config::Config& cfg, uint32_t v
   t.domain_name = port.device;
   t.type = FI_EP_MSG;
   t.caps = FI_MSG | FI_SEND | FI_RECV | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ |
-           FI_REMOTE_WRITE;
+           FI_REMOTE_WRITE | (port.atomics ? FI_ATOMIC : 0);
   t.domain_caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
   t.mr_mode = kRcMrModes;
   t.max_msg_size = kRcMaxMsg;

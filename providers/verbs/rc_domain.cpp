@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "lib/core/ops_domain.hpp"
 #include "lib/util/log.hpp"
 #include "lib/util/spinlock.hpp"
 #include "providers/verbs/rc_endpoint.hpp"
@@ -47,6 +48,16 @@ RcDomain::RcDomain(core::Fabric* fabric, const fi_info* info, void* context,
                    std::shared_ptr<RcCm> cm, const PortInfo& port, const config::VerbsConfig& cfg)
     : core::Domain(fabric, info, context), cm_(std::move(cm)), port_(port), cfg_(cfg) {
   lock_.enable(threading() != FI_THREAD_DOMAIN);
+  core::install_domain_ops<RcDomain>(box_.fid);
+}
+
+int RcDomain::query_atomic(fi_datatype dt, fi_op op, fi_atomic_attr* attr, uint64_t flags) noexcept {
+  if (flags & ~(FI_FETCH_ATOMIC | FI_COMPARE_ATOMIC | FI_TAGGED)) return -FI_EBADFLAGS;
+  const int kind = (flags & FI_COMPARE_ATOMIC) ? 2 : (flags & FI_FETCH_ATOMIC) ? 1 : 0;
+  if (!port_.atomics || device_atomic(kind, dt, op) == DeviceAtomic::None) return -FI_EOPNOTSUPP;
+  attr->size = sizeof(uint64_t);
+  attr->count = 1;
+  return 0;
 }
 
 int RcDomain::open(core::Fabric* fabric, fi_info* info, void* context, std::shared_ptr<RcCm> cm,

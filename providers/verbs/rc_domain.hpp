@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "lib/config/config.hpp"
+#include <rdma/fi_atomic.h>
+
 #include "lib/core/domain.hpp"
 #include "lib/core/fabric.hpp"
 #include "providers/verbs/device.hpp"
@@ -50,6 +52,9 @@ class RcDomain final : public core::Domain {
   // -FI_EIO (another failure, logged).
   int mr_reg(const iovec* iov, size_t count, uint64_t access, uint64_t offset, uint64_t key,
              uint64_t flags, fid_mr** mr, void* context) override;
+  // fi_query_atomic (fi_atomic(3)): 0 with size 8 and count 1 for what the device's atomics
+  // serve (rc_wire.hpp device_atomic), else -FI_EOPNOTSUPP; -FI_EBADFLAGS for other flags.
+  int query_atomic(fi_datatype dt, fi_op op, fi_atomic_attr* attr, uint64_t flags) noexcept;
   // prov_errno of this domain's CQ errors is an ibv_wc_status.
   core::ProvErrnoText prov_errno_text() const noexcept override;
   void teardown() noexcept override;

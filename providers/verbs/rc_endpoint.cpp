@@ -117,6 +117,8 @@ int RcEndpoint::enable() {
     return -FI_EIO;
   }
   qp_ = id_->qp;
+  if (!(scratch_mr_ = ibv_reg_mr(rdom_->pd(), scratch_, sizeof scratch_, IBV_ACCESS_LOCAL_WRITE)))
+    PF_LOG(kProv, Warn, EpCtrl, "fi_enable: ibv_reg_mr (atomic scratch): {}", strerror(errno));
   inline_max_ = qa.cap.max_inline_data;
   if (ibv_req_notify_cq(cq_, 0) != 0) PF_LOG(kProv, Warn, EpCtrl, "ibv_req_notify_cq: {}", strerror(errno));
   rdom_->attach(this);
@@ -135,6 +137,8 @@ void RcEndpoint::teardown() noexcept {
   }
   id_ = nullptr;
   if (qp_) ibv_destroy_qp(qp_);
+  if (scratch_mr_) ibv_dereg_mr(scratch_mr_);
+  scratch_mr_ = nullptr;
   if (cq_) ibv_destroy_cq(cq_);
   qp_ = nullptr, cq_ = nullptr;
 }

@@ -40,6 +40,7 @@ struct ibv_qp;
 struct ibv_wc;
 struct ibv_sge;
 struct ibv_send_wr;
+struct ibv_mr;
 
 namespace pollfab::providers::verbs {
 
@@ -72,6 +73,18 @@ class RcEndpoint final : public core::EndpointBase, public CmHandler {
   // info lacks FI_RX_CQ_DATA.
   ssize_t rma_read(const fi_msg_rma& m, uint64_t flags) noexcept;
   ssize_t rma_write(const fi_msg_rma& m, uint64_t flags, bool inject) noexcept;
+  // fi_atomic / fi_fetch_atomic / fi_compare_atomic (fi_atomic(3)) through the device's
+  // atomics (rc_wire.hpp device_atomic: 64-bit fetch-and-add and compare-and-swap), one element
+  // at an 8-byte aligned remote address. Results need descriptors (the device writes them).
+  // Errors: -FI_EOPNOTSUPP (what the device cannot do), -FI_EINVAL (counts other than one,
+  // misalignment, a result without descriptor), and as send.
+  ssize_t atomic_write(const fi_msg_atomic& m, uint64_t flags, bool inject) noexcept;
+  ssize_t atomic_fetch(const fi_msg_atomic& m, fi_ioc* res, void** res_desc, size_t res_count,
+                       uint64_t flags) noexcept;
+  ssize_t atomic_compare(const fi_msg_atomic& m, const fi_ioc* cmp, void** cmp_desc,
+                         size_t cmp_count, fi_ioc* res, void** res_desc, size_t res_count,
+                         uint64_t flags) noexcept;
+  int atomic_valid(core::AtomicKind kind, fi_datatype dt, fi_op op, size_t* count) noexcept;
   ssize_t tx_size_left() noexcept;
   ssize_t rx_size_left() noexcept;
   int getopt(int level, int name, void* val, size_t* len);
@@ -108,6 +121,10 @@ class RcEndpoint final : public core::EndpointBase, public CmHandler {
   // Sets up the lkeys of a's buffers in sge; returns the total bytes or -FI_EINVAL.
   ssize_t fill_sge(const core::MsgArgs& a, ibv_sge* sge, bool need_keys) const noexcept;
   void complete(const ibv_wc& wc) noexcept;
+  // One device atomic: operand (add or swap), compare, the 8 bytes the device writes the
+  // original value to (result/lkey; the scratch word when the caller wants none).
+  ssize_t post_atomic(const fi_msg_atomic& m, DeviceAtomic a, uint64_t operand, uint64_t compare,
+                      void* result, uint32_t lkey, const TxOp& op) noexcept;
   // Posts one send-queue work request (wr's sg_list, opcode and remote fields filled) for op.
   ssize_t post_send(ibv_send_wr& wr, const TxOp& op) noexcept;
   void write_cm_error(int err, const void* data, size_t len) noexcept;
@@ -129,6 +146,8 @@ class RcEndpoint final : public core::EndpointBase, public CmHandler {
   std::atomic<State> state_{State::Idle};
   std::atomic<bool> local_shutdown_{false};
   std::atomic<bool> broken_{false};   // a fatal completion error disconnected the QP
+  alignas(64) uint64_t scratch_[8] = {};  // where fi_atomic's unwanted original values land
+  ibv_mr* scratch_mr_ = nullptr;
   uint8_t conn_data_[kCmPrivateBytes] = {};  // framed CM data rdma_connect sends
   uint8_t conn_len_ = 0;
 };

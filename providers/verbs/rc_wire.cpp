@@ -1,6 +1,7 @@
 #include "providers/verbs/rc_wire.hpp"
 
 #include <infiniband/verbs.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_errno.h>
 
 #include <cstring>
@@ -23,6 +24,16 @@ size_t cm_data_parse(const void* priv, size_t len, const uint8_t** data) noexcep
   if (n == 0 || n > len - kCmHeaderBytes || n > kRcMaxCmData) return 0;
   *data = p + kCmHeaderBytes;
   return n;
+}
+
+DeviceAtomic device_atomic(int kind, int dt, int op) noexcept {
+  if (dt != FI_INT64 && dt != FI_UINT64) return DeviceAtomic::None;
+  switch (kind) {
+    case 0: return op == FI_SUM ? DeviceAtomic::FetchAdd : DeviceAtomic::None;
+    case 1: return op == FI_SUM || op == FI_ATOMIC_READ ? DeviceAtomic::FetchAdd : DeviceAtomic::None;
+    case 2: return op == FI_CSWAP ? DeviceAtomic::CmpSwap : DeviceAtomic::None;
+    default: return DeviceAtomic::None;
+  }
 }
 
 int wc_status_errno(int status) noexcept {

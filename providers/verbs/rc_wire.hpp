@@ -25,6 +25,14 @@ size_t cm_data_frame(const void* data, size_t len, uint8_t* out) noexcept;
 // returns its length; 0 (and *data null) if there is none or the header is not pollfab's.
 size_t cm_data_parse(const void* priv, size_t len, const uint8_t** data) noexcept;
 
+// Which device atomic serves an fi_atomic(3) call (kind: 0 fi_atomic, 1 fi_fetch_atomic,
+// 2 fi_compare_atomic) on datatype dt (enum fi_datatype) with op (enum fi_op): RDMA atomics
+// are 64-bit fetch-and-add and compare-and-swap, so FI_SUM (all kinds but compare),
+// FI_ATOMIC_READ (fetch: add 0) and FI_CSWAP (compare) on FI_INT64 / FI_UINT64; everything
+// else is None (refused: fi_query_atomic and fi_atomicvalid say -FI_EOPNOTSUPP).
+enum class DeviceAtomic : uint8_t { None, FetchAdd, CmpSwap };
+DeviceAtomic device_atomic(int kind, int dt, int op) noexcept;
+
 // A work completion's status (enum ibv_wc_status) as a positive FI_E* code (0 for success).
 int wc_status_errno(int status) noexcept;
 // Its text (ibv_wc_status_str), for fi_cq_strerror of a prov_errno that holds a status.

@@ -8,11 +8,13 @@
 // data, shutdown, and the error codes of bad calls (memory that cannot be registered, buffers
 // without descriptors).
 #include <arpa/inet.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_rma.h>
 #include <poll.h>
 #include <sys/mman.h>
 
+#include <random>
 #include <thread>
 
 #include <cstring>
@@ -400,6 +402,87 @@ TEST(OfiRc, RmaWriteReadWritedataAndRemoteAccessErrors) {
       EXPECT_EQ(event, uint32_t(FI_SHUTDOWN));
     }
   }
+}
+
+// Device atomics against a reference model: fetch-add (fi_atomic, fi_fetch_atomic, FI_ATOMIC_READ)
+// and compare-swap on a 64-bit word; fi_query_atomic and fi_atomicvalid say what the device
+// cannot do, and those calls are refused.
+TEST(OfiRc, DeviceAtomicsAgainstAReferenceAndWhatTheyRefuse) {
+  REQUIRE_RC();
+  Rc r(FI_MSG | FI_RMA | FI_ATOMIC);
+  ASSERT_TRUE(r.info()->caps & FI_ATOMIC);
+  const sockaddr_in to = r.listen();
+  fi_context rctx, sctx;
+  ASSERT_TRUE(r.connect(to, 64, &rctx, FI_SEND | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE));
+  fi_atomic_attr attr{};
+  EXPECT_EQ(fi_query_atomic(r.client.domain, FI_UINT64, FI_SUM, &attr, 0), 0);
+  EXPECT_EQ(attr.size, 8u);
+  EXPECT_EQ(attr.count, 1u);
+  EXPECT_EQ(fi_query_atomic(r.client.domain, FI_UINT64, FI_CSWAP, &attr, FI_COMPARE_ATOMIC), 0);
+  EXPECT_EQ(fi_query_atomic(r.client.domain, FI_UINT32, FI_SUM, &attr, 0), -FI_EOPNOTSUPP);
+  EXPECT_EQ(fi_query_atomic(r.client.domain, FI_DOUBLE, FI_SUM, &attr, FI_FETCH_ATOMIC), -FI_EOPNOTSUPP);
+  EXPECT_EQ(fi_query_atomic(r.client.domain, FI_UINT64, FI_MIN, &attr, 0), -FI_EOPNOTSUPP);
+  size_t count = 0;
+  EXPECT_EQ(fi_atomicvalid(r.client.ep, FI_UINT64, FI_SUM, &count), 0);
+  EXPECT_EQ(count, 1u);
+  EXPECT_EQ(fi_compare_atomicvalid(r.client.ep, FI_INT64, FI_CSWAP, &count), 0);
+  EXPECT_EQ(fi_fetch_atomicvalid(r.client.ep, FI_UINT64, FI_BAND, &count), -FI_EOPNOTSUPP);
+
+  auto* word = reinterpret_cast<uint64_t*>(r.server.buf.data() + 256);
+  *word = 100;
+  uint64_t model = 100;
+  const uint64_t addr = reinterpret_cast<uintptr_t>(word);
+  const uint64_t key = fi_mr_key(r.server.mr);
+  auto* res = reinterpret_cast<uint64_t*>(r.client.buf.data() + 1024);
+  auto* operand = reinterpret_cast<uint64_t*>(r.client.buf.data() + 2048);
+  fi_cq_data_entry e{};
+  auto done = [&] { return wait_cq(r.client.cq, e) == 1 && e.op_context == &sctx; };
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 40; ++i) {
+    *operand = rng() % 1000;
+    switch (i % 4) {
+      case 0:  // fi_atomic: add, no result
+        ASSERT_EQ(fi_atomic(r.client.ep, operand, 1, nullptr, 0, addr, key, FI_UINT64, FI_SUM, &sctx), 0);
+        ASSERT_TRUE(done());
+        EXPECT_EQ(e.flags & (FI_ATOMIC | FI_WRITE), FI_ATOMIC | FI_WRITE);
+        model += *operand;
+        break;
+      case 1:  // fi_fetch_atomic: add, the value before
+        ASSERT_EQ(fi_fetch_atomic(r.client.ep, operand, 1, nullptr, res, r.client.desc(), 0, addr,
+                                  key, FI_UINT64, FI_SUM, &sctx), 0);
+        ASSERT_TRUE(done());
+        EXPECT_EQ(e.flags & (FI_ATOMIC | FI_READ), FI_ATOMIC | FI_READ);
+        EXPECT_EQ(*res, model);
+        model += *operand;
+        break;
+      case 2: {  // compare-swap: matches every other time
+        uint64_t cmp = (i % 8 == 2) ? model : model + 1;
+        ASSERT_EQ(fi_compare_atomic(r.client.ep, operand, 1, nullptr, &cmp, nullptr, res,
+                                    r.client.desc(), 0, addr, key, FI_UINT64, FI_CSWAP, &sctx), 0);
+        ASSERT_TRUE(done());
+        EXPECT_EQ(*res, model);
+        if (cmp == model) model = *operand;
+        break;
+      }
+      case 3:  // FI_ATOMIC_READ
+        ASSERT_EQ(fi_fetch_atomic(r.client.ep, nullptr, 1, nullptr, res, r.client.desc(), 0, addr,
+                                  key, FI_UINT64, FI_ATOMIC_READ, &sctx), 0);
+        ASSERT_TRUE(done());
+        EXPECT_EQ(*res, model);
+        break;
+    }
+    EXPECT_EQ(*word, model) << "step " << i;
+  }
+  // Refused: 32-bit, two elements, a misaligned target, a result without descriptor.
+  uint32_t small = 1;
+  EXPECT_EQ(fi_atomic(r.client.ep, &small, 1, nullptr, 0, addr, key, FI_UINT32, FI_SUM, &sctx),
+            -FI_EOPNOTSUPP);
+  uint64_t two[2] = {1, 2};
+  EXPECT_EQ(fi_atomic(r.client.ep, two, 2, nullptr, 0, addr, key, FI_UINT64, FI_SUM, &sctx), -FI_EINVAL);
+  EXPECT_EQ(fi_atomic(r.client.ep, two, 1, nullptr, 0, addr + 4, key, FI_UINT64, FI_SUM, &sctx), -FI_EINVAL);
+  EXPECT_EQ(fi_fetch_atomic(r.client.ep, two, 1, nullptr, res, nullptr, 0, addr, key, FI_UINT64,
+                            FI_SUM, &sctx), -FI_EINVAL);
+  EXPECT_EQ(*word, model);
 }
 
 // FI_WAIT_FD: the CQ's wait object is the domain's completion channel. fi_cq_sread sleeps until

@@ -3,6 +3,7 @@
 // work-completion status -> FI_E* mapping fi_cq_readerr reports. Pure functions: no device.
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_errno.h>
 
 #include <cstring>
@@ -58,6 +59,20 @@ TEST(RcWcStatus, MapsToTheCodesApplicationsHandle) {
   EXPECT_EQ(wc_status_errno(IBV_WC_GENERAL_ERR), FI_EIO);
   EXPECT_EQ(wc_status_errno(12345), FI_EIO);
   EXPECT_NE(std::string(wc_status_text(IBV_WC_WR_FLUSH_ERR)).find("Flush"), std::string::npos);
+}
+
+TEST(RcDeviceAtomic, SixtyFourBitFetchAddAndCompareSwapOnly) {
+  EXPECT_EQ(device_atomic(0, FI_UINT64, FI_SUM), DeviceAtomic::FetchAdd);
+  EXPECT_EQ(device_atomic(1, FI_INT64, FI_SUM), DeviceAtomic::FetchAdd);
+  EXPECT_EQ(device_atomic(1, FI_UINT64, FI_ATOMIC_READ), DeviceAtomic::FetchAdd);
+  EXPECT_EQ(device_atomic(2, FI_UINT64, FI_CSWAP), DeviceAtomic::CmpSwap);
+  EXPECT_EQ(device_atomic(0, FI_UINT64, FI_ATOMIC_READ), DeviceAtomic::None);  // not a write
+  EXPECT_EQ(device_atomic(2, FI_UINT64, FI_SUM), DeviceAtomic::None);
+  EXPECT_EQ(device_atomic(0, FI_UINT32, FI_SUM), DeviceAtomic::None);
+  EXPECT_EQ(device_atomic(1, FI_DOUBLE, FI_SUM), DeviceAtomic::None);
+  EXPECT_EQ(device_atomic(0, FI_UINT64, FI_MIN), DeviceAtomic::None);
+  EXPECT_EQ(device_atomic(0, FI_UINT64, FI_ATOMIC_WRITE), DeviceAtomic::None);
+  EXPECT_EQ(device_atomic(2, FI_UINT64, FI_CSWAP_LE), DeviceAtomic::None);
 }
 
 }  // namespace
