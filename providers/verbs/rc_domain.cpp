@@ -90,6 +90,7 @@ int RcDomain::init() {
     PF_LOG(kProv, Warn, Domain, "fi_domain {}: ibv_alloc_pd: {}", port_.device, strerror(errno));
     return -FI_EIO;
   }
+  mr_cache_ = std::make_unique<RcMrCache>(pd_);
   if (!(channel_ = ibv_create_comp_channel(ctx_))) {
     PF_LOG(kProv, Warn, Domain, "fi_domain {}: ibv_create_comp_channel: {}", port_.device,
            strerror(errno));
@@ -101,6 +102,12 @@ int RcDomain::init() {
 }
 
 void RcDomain::teardown() noexcept {
+  if (mr_cache_) {
+    const RcMrCache::Stats s = mr_cache_->stats();
+    PF_LOG(kProv, Info, Mr, "fi_domain {} closing: registration cache {} hits, {} misses",
+           port_.device, s.hits, s.misses);
+  }
+  mr_cache_.reset();
   if (channel_) ibv_destroy_comp_channel(channel_);
   if (pd_) ibv_dealloc_pd(pd_);
   channel_ = nullptr, pd_ = nullptr;
@@ -157,7 +164,7 @@ int RcDomain::mr_reg(const iovec* iov, size_t count, uint64_t access, uint64_t o
   const uint64_t kAccess = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |
                            FI_REMOTE_WRITE;
   if (access & ~kAccess) return -FI_EINVAL;
-  ibv_mr* m = ibv_reg_mr(pd_, iov->iov_base, iov->iov_len, ibv_access_of(access));
+  RcMrCache::Entry* m = mr_cache_->acquire(iov->iov_base, iov->iov_len, ibv_access_of(access));
   if (!m) {
     const int e = errno;
     PF_LOG(kProv, Warn, Mr, "fi_mr_reg {} bytes at {}: ibv_reg_mr: {}", iov->iov_len,
@@ -165,9 +172,9 @@ int RcDomain::mr_reg(const iovec* iov, size_t count, uint64_t access, uint64_t o
     return e == ENOMEM ? -FI_ENOMEM : (e == EFAULT || e == EINVAL || e == EACCES) ? -FI_EFAULT : -FI_EIO;
   }
   try {
-    *mr = (new RcMr(this, *iov, access, m, context))->fid();
+    *mr = (new RcMr(this, *iov, access, *mr_cache_, m, context))->fid();
   } catch (...) {
-    ibv_dereg_mr(m);
+    mr_cache_->release(m);
     throw;
   }
   return 0;

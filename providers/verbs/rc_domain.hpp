@@ -24,6 +24,7 @@
 #include "lib/core/fabric.hpp"
 #include "providers/verbs/device.hpp"
 #include "providers/verbs/rc_cm.hpp"
+#include "providers/verbs/rc_mr_cache.hpp"
 
 struct ibv_context;
 struct ibv_pd;
@@ -46,7 +47,8 @@ class RcDomain final : public core::Domain {
   void progress() noexcept override;
   int wait_fd() noexcept override;
   bool prepare_wait() noexcept override;
-  // fi_mr_reg: ibv_reg_mr of one iov (mr_iov_limit 1). The key is the rkey, fi_mr_desc the
+  // fi_mr_reg: ibv_reg_mr of one iov (mr_iov_limit 1), through the registration cache (an open
+  // registration covering the range is shared: same keys, no new pinning). The key is the rkey, fi_mr_desc the
   // RcMr (its lkey). Errors: -FI_EINVAL (count != 1, access bits), -FI_EBADFLAGS, -FI_EFAULT
   // (memory the device cannot register: unmapped, read-only for local write), -FI_ENOMEM,
   // -FI_EIO (another failure, logged).
@@ -65,6 +67,7 @@ class RcDomain final : public core::Domain {
   const PortInfo& port() const noexcept { return port_; }
   const config::VerbsConfig& cfg() const noexcept { return cfg_; }
   const std::shared_ptr<RcCm>& cm() const noexcept { return cm_; }
+  RcMrCache::Stats mr_cache_stats() const { return mr_cache_ ? mr_cache_->stats() : RcMrCache::Stats{}; }
   // RDMA READ / atomic depth a connection asks for (responder resources, initiator depth):
   // the device's limits, at most 16.
   uint8_t rd_atomic() const noexcept { return rd_atomic_; }
@@ -84,6 +87,7 @@ class RcDomain final : public core::Domain {
   ibv_pd* pd_ = nullptr;
   ibv_comp_channel* channel_ = nullptr;
   uint8_t rd_atomic_ = 1;
+  std::unique_ptr<RcMrCache> mr_cache_;
   std::vector<RcEndpoint*> eps_;
 };
 

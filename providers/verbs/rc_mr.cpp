@@ -5,12 +5,14 @@
 
 namespace pollfab::providers::verbs {
 
-RcMr::RcMr(core::Domain* dom, const iovec& iov, uint64_t access, ibv_mr* mr, void* context)
-    : core::Mr(dom, &iov, 1, access, 0, mr->rkey, context), mr_(mr), lkey_(mr->lkey) {}
+RcMr::RcMr(core::Domain* dom, const iovec& iov, uint64_t access, RcMrCache& cache,
+           RcMrCache::Entry* entry, void* context)
+    : core::Mr(dom, &iov, 1, access, 0, entry->mr->rkey, context),
+      cache_(cache), entry_(entry), lkey_(entry->mr->lkey) {}
 
 void RcMr::teardown() noexcept {
-  if (mr_) ibv_dereg_mr(mr_);
-  mr_ = nullptr;
+  if (entry_) cache_.release(entry_);
+  entry_ = nullptr;
 }
 
 int ibv_access_of(uint64_t fi_access) noexcept {

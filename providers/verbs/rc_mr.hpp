@@ -1,21 +1,23 @@
-// RcMr: a memory region registered with the device (ibv_reg_mr; fi_mr(3)) for RC endpoints.
+// RcMr: a memory region registered with the device (ibv_reg_mr; fi_mr(3)) for RC endpoints,
+// through the domain's registration cache (rc_mr_cache.hpp: the same memory registered twice
+// shares one device registration and its keys).
 // fi_mr_key is the rkey (FI_MR_PROV_KEY), fi_mr_desc the RcMr, whose lkey local work
 // requests use (FI_MR_LOCAL); remote addresses are virtual addresses (FI_MR_VIRT_ADDR).
-// The registration is released in teardown (fi_close).
+// Its use of the cached registration is released in teardown (fi_close).
 // Thread-safety: immutable after construction.
 #pragma once
 #include <cstdint>
 
 #include "lib/core/mr.hpp"
-
-struct ibv_mr;
+#include "providers/verbs/rc_mr_cache.hpp"
 
 namespace pollfab::providers::verbs {
 
 class RcMr final : public core::Mr {
  public:
-  // Takes ownership of mr (registered on the domain's PD for iov).
-  RcMr(core::Domain* dom, const iovec& iov, uint64_t access, ibv_mr* mr, void* context);
+  // Holds one use of entry (from cache, for iov); released at close.
+  RcMr(core::Domain* dom, const iovec& iov, uint64_t access, RcMrCache& cache,
+       RcMrCache::Entry* entry, void* context);
   uint32_t lkey() const noexcept { return lkey_; }
   // The lkey of an fi_mr_desc an application passed (nullptr: none).
   static uint32_t lkey_of(const void* desc) noexcept {
@@ -26,7 +28,8 @@ class RcMr final : public core::Mr {
   void teardown() noexcept override;
 
  private:
-  ibv_mr* mr_;
+  RcMrCache& cache_;
+  RcMrCache::Entry* entry_;
   uint32_t lkey_;
 };
 

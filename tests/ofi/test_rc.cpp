@@ -557,6 +557,42 @@ TEST(OfiRc, ClosingReleasesEveryQpCqMrAndCmId) {
   }
 }
 
+// The registration cache: registering memory an open registration covers shares it (same key,
+// one device MR), the shared key keeps working when the first user closes, and the device MR
+// goes with the last one. Other memory registers anew.
+TEST(OfiRc, RepeatedRegistrationsShareOneDeviceRegistration) {
+  REQUIRE_RC();
+  Rc r(FI_MSG | FI_RMA);
+  const sockaddr_in to = r.listen();
+  fi_context rctx, sctx;
+  ASSERT_TRUE(r.connect(to, 64, &rctx, FI_SEND | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE));
+  const long mrs = device_counts().at("mr");
+  char* base = r.server.buf.data();
+  fid_mr *same = nullptr, *inner = nullptr, *other = nullptr;
+  ASSERT_EQ(fi_mr_reg(r.server.domain, base, r.server.buf.size(),
+                      FI_SEND | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &same, nullptr), 0);
+  ASSERT_EQ(fi_mr_reg(r.server.domain, base + 4096, 8192, FI_REMOTE_WRITE, 0, 0, 0, &inner, nullptr), 0);
+  EXPECT_EQ(fi_mr_key(same), fi_mr_key(r.server.mr));
+  EXPECT_EQ(fi_mr_key(inner), fi_mr_key(r.server.mr));
+  EXPECT_EQ(device_counts().at("mr"), mrs) << "covered ranges must not register again";
+  static char elsewhere[4096];
+  ASSERT_EQ(fi_mr_reg(r.server.domain, elsewhere, sizeof elsewhere, FI_RECV, 0, 0, 0, &other, nullptr), 0);
+  EXPECT_EQ(device_counts().at("mr"), mrs + 1);
+  // The fixture's own registration (FI_REMOTE_READ | WRITE) closes; the shared key still works.
+  const uint64_t key = fi_mr_key(same);
+  fi_close(&r.server.mr->fid);
+  r.server.mr = same;
+  const uint64_t addr = reinterpret_cast<uintptr_t>(base + 4096);
+  std::memcpy(r.client.buf.data(), "cached", 7);
+  ASSERT_EQ(fi_write(r.client.ep, r.client.buf.data(), 7, r.client.desc(), 0, addr, key, &sctx), 0);
+  fi_cq_data_entry e{};
+  ASSERT_EQ(wait_cq(r.client.cq, e), 1);
+  EXPECT_STREQ(base + 4096, "cached");
+  fi_close(&inner->fid);
+  fi_close(&other->fid);
+  EXPECT_EQ(device_counts().at("mr"), mrs);
+}
+
 TEST(OfiRc, RejectIsConnRefusedWithTheCmData) {
   REQUIRE_RC();
   Rc r;
