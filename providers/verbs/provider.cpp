@@ -237,7 +237,7 @@ int add_rc_candidate(const PortInfo& port, const config::Config& cfg, uint32_t v
   i->ep_attr->protocol = FI_PROTO_RDMA_CM_IB_RC;
   i->domain_attr->cq_data_size = 4;  // immediate data
   i->domain_attr->mr_iov_limit = 1;
-  i->domain_attr->max_ep_srx_ctx = 0;
+  i->domain_attr->max_ep_srx_ctx = packet::kMaxSrxEndpoints;  // a device SRQ (rc_srx.hpp)
   i->rx_attr->mode |= FI_RX_CQ_DATA;  // fi_writedata consumes a receive (RDMA WRITE with immediate)
   i->nic = core::make_nic(nic_desc(port));
   if (!i->nic || !packet::set_info_names(i, FI_SOCKADDR_IN, names.src, names.has_dest ? &names.dest : nullptr)) {

@@ -15,6 +15,7 @@
 #include "lib/util/spinlock.hpp"
 #include "providers/verbs/rc_endpoint.hpp"
 #include "providers/verbs/rc_mr.hpp"
+#include "providers/verbs/rc_srx.hpp"
 #include "providers/verbs/rc_wire.hpp"
 
 namespace pollfab::providers::verbs {
@@ -119,6 +120,13 @@ const core::AddressFormat& RcDomain::address_format() const noexcept {
 }
 
 core::ProvErrnoText RcDomain::prov_errno_text() const noexcept { return &status_text; }
+
+int RcDomain::srx_ctx(fi_rx_attr* attr, fid_ep** rx, void* context) {
+  fi_rx_attr a{};
+  if (attr) a = *attr;
+  else if (info_->rx_attr) a = *info_->rx_attr;
+  return RcSrx::open(this, a, context, rx);
+}
 
 int RcDomain::open_endpoint(fi_info* info, fid_ep** ep, uint64_t flags, void* context) {
   if (flags) return -FI_EBADFLAGS;

@@ -57,6 +57,8 @@ class RcDomain final : public core::Domain {
   // fi_query_atomic (fi_atomic(3)): 0 with size 8 and count 1 for what the device's atomics
   // serve (rc_wire.hpp device_atomic), else -FI_EOPNOTSUPP; -FI_EBADFLAGS for other flags.
   int query_atomic(fi_datatype dt, fi_op op, fi_atomic_attr* attr, uint64_t flags) noexcept;
+  // fi_srx_context: a device shared receive queue (rc_srx.hpp).
+  int srx_ctx(fi_rx_attr* attr, fid_ep** rx, void* context);
   // prov_errno of this domain's CQ errors is an ibv_wc_status.
   core::ProvErrnoText prov_errno_text() const noexcept override;
   void teardown() noexcept override;

@@ -17,12 +17,12 @@
 #include "providers/verbs/rc_domain.hpp"
 #include "providers/verbs/rc_mr.hpp"
 #include "providers/verbs/rc_pep.hpp"
+#include "providers/verbs/rc_srx.hpp"
 
 namespace pollfab::providers::verbs {
 namespace {
 
 constexpr const char* kProv = "verbs";
-constexpr uint64_t kRxBit = 1ull << 63;
 
 bool sockaddr_in_of(const void* addr, size_t len, sockaddr_in& out) {
   if (!addr || len < sizeof(sockaddr_in)) return false;
@@ -109,6 +109,11 @@ int RcEndpoint::enable() {
   qa.cap.max_send_sge = kIovLimit;
   qa.cap.max_recv_sge = kIovLimit;
   qa.cap.max_inline_data = rdom_->cfg().inline_bytes;
+  if (srx_) {
+    qa.srq = static_cast<RcSrx*>(srx_)->srq();
+    qa.cap.max_recv_wr = 0;
+    qa.cap.max_recv_sge = 0;
+  }
   if (rdma_create_qp(id_, rdom_->pd(), &qa) != 0) {
     PF_LOG(kProv, Warn, EpCtrl, "fi_enable: rdma_create_qp (send {} recv {} inline {}): {}",
            tx_.size(), rx_.size(), rdom_->cfg().inline_bytes, strerror(errno));
@@ -200,7 +205,7 @@ ssize_t RcEndpoint::post_send(ibv_send_wr& wr, const TxOp& op) noexcept {
 }
 
 ssize_t RcEndpoint::recv(const core::MsgArgs& a, uint64_t flags, bool tagged) noexcept {
-  if (tagged) return -FI_EOPNOTSUPP;
+  if (tagged || srx_) return -FI_EOPNOTSUPP;
   if (!enabled_) return -FI_EOPBADSTATE;
   ibv_sge sge[kIovLimit];
   const ssize_t total = fill_sge(a, sge, true);
@@ -259,8 +264,14 @@ void RcEndpoint::complete(const ibv_wc& wc) noexcept {
   uint32_t len;
   bool report;
   if (rx) {
-    const RxOp& op = rx_[slot % rx_.size()];
-    ++rx_done_;
+    RxOp op;
+    if (srx_) {
+      const RcSrx::RxOp s = static_cast<RcSrx*>(srx_)->take(slot);
+      op = RxOp{s.context, s.buf, s.len, !rx_selective_ || s.completion};
+    } else {
+      op = rx_[slot % rx_.size()];
+      ++rx_done_;
+    }
     ctx = op.context, buf = op.buf, len = op.len, report = op.report;
     flags = FI_RECV | FI_MSG;
     if (ok && wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {

@@ -17,6 +17,7 @@
 // (fi_cq_strerror names it); a status other than a flush breaks the connection cleanly
 // (rdma_disconnect: both sides get FI_SHUTDOWN, the rest of the posted work flushes as
 // FI_ECANCELED).
+// With a shared receive context bound, the endpoint's own fi_recv is -FI_EOPNOTSUPP.
 // Errors of the data calls: -FI_EOPBADSTATE (not enabled), -FI_ENOTCONN (not connected, or
 // shut down), -FI_EAGAIN (queue full), -FI_EINVAL (iov count, a buffer without descriptor, an
 // inject above the inline size, a message above max_msg_size), -FI_EOPNOTSUPP (tagged).
@@ -49,6 +50,8 @@ class RcDomain;
 class RcEndpoint final : public core::EndpointBase, public CmHandler {
  public:
   static constexpr size_t kIovLimit = 4;
+  // Receive work requests' wr_id carry this bit (completions of both queues share the CQ).
+  static constexpr uint64_t kRxBit = 1ull << 63;
   // fi_endpoint for an RC info: info->handle an RcConnReq of this domain's device (the passive
   // side) or none (a new id bound to the info's source address, else the port's). Returns 0,
   // -FI_EINVAL (another endpoint type, a handle that is not an RC request of this device or
@@ -60,6 +63,8 @@ class RcEndpoint final : public core::EndpointBase, public CmHandler {
   // CQs, -FI_EIO if the device refuses (logged).
   int enable() override;
   void teardown() noexcept override;
+  // Receives may come from a shared receive context (rc_srx.hpp: the QP is created on its SRQ).
+  bool accepts_srx() const noexcept override { return true; }
 
   ssize_t send(const core::MsgArgs& a, uint64_t flags, bool tagged, bool inject) noexcept;
   ssize_t recv(const core::MsgArgs& a, uint64_t flags, bool tagged) noexcept;

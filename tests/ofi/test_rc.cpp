@@ -91,6 +91,7 @@ class Rc {
   fi_info* info() const { return info_.get(); }
   fid_pep* pep() const { return pep_; }
   fid_fabric* fabric() const { return fabric_; }
+  fid_eq* eq() const { return eq_; }
   // A listening passive endpoint; its name (sockaddr_in).
   sockaddr_in listen() {
     EXPECT_EQ(fi_passive_ep(fabric_, info_.get(), &pep_, nullptr), 0);
@@ -591,6 +592,71 @@ TEST(OfiRc, RepeatedRegistrationsShareOneDeviceRegistration) {
   fi_close(&inner->fid);
   fi_close(&other->fid);
   EXPECT_EQ(device_counts().at("mr"), mrs);
+}
+
+// A shared receive context (a device SRQ) serves two accepted connections: receives posted to
+// it complete on the CQ of whichever connection the message came on, in the SRQ's order.
+TEST(OfiRc, ASharedReceiveContextServesTwoConnections) {
+  REQUIRE_RC();
+  ASSERT_GT(rc_info()->domain_attr->max_ep_srx_ctx, 1u);
+  Rc r;
+  const sockaddr_in to = r.listen();
+  Node a, b, srv;
+  fid_ep* srx = nullptr;
+  fid_ep* eps[2] = {nullptr, nullptr};
+  fi_context rctx[4], sctx[3];
+  uint32_t event = 0;
+  std::vector<uint8_t> ev;
+  for (int i = 0; i < 2; ++i) {
+    Node& c = i == 0 ? a : b;
+    r.open(c, r.info());
+    ASSERT_EQ(fi_connect(c.ep, &to, nullptr, 0), 0);
+    ASSERT_EQ(r.next(event, ev), 1);
+    ASSERT_EQ(event, uint32_t(FI_CONNREQ));
+    fi_info* req = reinterpret_cast<fi_eq_cm_entry*>(ev.data())->info;
+    if (i == 0) {  // the server's domain, CQ, region and SRQ, with four receives posted
+      ASSERT_EQ(fi_domain(r.fabric(), req, &srv.domain, nullptr), 0);
+      fi_cq_attr ca{};
+      ca.format = FI_CQ_FORMAT_DATA;
+      ASSERT_EQ(fi_cq_open(srv.domain, &ca, &srv.cq, nullptr), 0);
+      ASSERT_EQ(fi_mr_reg(srv.domain, srv.buf.data(), srv.buf.size(), FI_RECV, 0, 0, 0, &srv.mr, nullptr), 0);
+      ASSERT_EQ(fi_srx_context(srv.domain, nullptr, &srx, nullptr), 0);
+      for (int k = 0; k < 4; ++k)
+        ASSERT_EQ(fi_recv(srx, srv.buf.data() + 64 * k, 64, srv.desc(), 0, &rctx[k]), 0);
+    }
+    ASSERT_EQ(fi_endpoint(srv.domain, req, &eps[i], nullptr), 0);
+    fi_freeinfo(req);
+    ASSERT_EQ(fi_ep_bind(eps[i], &r.eq()->fid, 0), 0);
+    ASSERT_EQ(fi_ep_bind(eps[i], &srv.cq->fid, FI_TRANSMIT | FI_RECV), 0);
+    ASSERT_EQ(fi_ep_bind(eps[i], &srx->fid, 0), 0);
+    ASSERT_EQ(fi_enable(eps[i]), 0);
+    ASSERT_EQ(fi_accept(eps[i], nullptr, 0), 0);
+    for (int k = 0; k < 2; ++k) {
+      ASSERT_EQ(r.next(event, ev), 1);
+      ASSERT_EQ(event, uint32_t(FI_CONNECTED));
+    }
+  }
+  char own[8];
+  EXPECT_EQ(fi_recv(eps[0], own, sizeof own, nullptr, 0, &rctx[0]), -FI_EOPNOTSUPP);
+  ASSERT_EQ(fi_send(a.ep, "a1", 3, nullptr, 0, &sctx[0]), 0);
+  fi_cq_data_entry e{};
+  ASSERT_EQ(wait_cq(srv.cq, e), 1);
+  EXPECT_EQ(e.op_context, &rctx[0]);
+  EXPECT_STREQ(srv.buf.data(), "a1");
+  ASSERT_EQ(fi_send(b.ep, "b1", 3, nullptr, 0, &sctx[1]), 0);
+  ASSERT_EQ(wait_cq(srv.cq, e), 1);
+  EXPECT_EQ(e.op_context, &rctx[1]);
+  EXPECT_STREQ(srv.buf.data() + 64, "b1");
+  ASSERT_EQ(fi_send(a.ep, "a2", 3, nullptr, 0, &sctx[2]), 0);
+  ASSERT_EQ(wait_cq(srv.cq, e), 1);
+  EXPECT_EQ(e.op_context, &rctx[2]);
+  EXPECT_STREQ(srv.buf.data() + 128, "a2");
+  EXPECT_EQ(fi_close(&srx->fid), -FI_EBUSY);  // endpoints still bound
+  for (fid_ep* ep : eps) fi_close(&ep->fid);
+  EXPECT_EQ(fi_close(&srx->fid), 0);
+  a.close();
+  b.close();
+  srv.close();
 }
 
 TEST(OfiRc, RejectIsConnRefusedWithTheCmData) {
