@@ -40,7 +40,9 @@ bool is_rc(const fi_info* info) {
 constexpr int kRcMrModes = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 constexpr size_t kRcMaxMsg = 1u << 30;  // bytes (RC allows 2^31)
 
-// True if hints let the RC candidate through: core getinfo cannot mark mr_mode bits required,
+// True if hints let the RC candidate through (it is offered with manual progress, and with
+// automatic progress among the copies add_auto_progress_candidates makes): core getinfo
+// cannot mark mr_mode bits required,
 // so an application that does not register its buffers (no FI_MR_LOCAL, ...) is not offered it
 // (the UD candidate behind it serves such applications).
 bool rc_allowed(uint32_t version, const fi_info* hints) {
@@ -51,7 +53,6 @@ bool rc_allowed(uint32_t version, const fi_info* hints) {
   if (hints->ep_attr && hints->ep_attr->protocol != FI_PROTO_UNSPEC &&
       hints->ep_attr->protocol != FI_PROTO_RDMA_CM_IB_RC)
     return false;
-  if (hints->domain_attr && hints->domain_attr->data_progress == FI_PROGRESS_AUTO) return false;
   if (!hints->domain_attr) return true;
   if (!FI_VERSION_GE(version, FI_VERSION(1, 5))) return false;
   return (hints->domain_attr->mr_mode & kRcMrModes) == kRcMrModes;
@@ -104,7 +105,7 @@ class VerbsFabric final : public core::Fabric {
       if (!port) return err;
       std::shared_ptr<RcCm> cm = rc_cm(err);
       if (!cm) return err;
-      return RcDomain::open(this, info, context, std::move(cm), *port, cfg_.verbs, dom);
+      return RcDomain::open(this, info, context, std::move(cm), *port, cfg_, dom);
     }
     std::shared_ptr<packet::Link> link = open_link(info, err);
     if (!link) return err;

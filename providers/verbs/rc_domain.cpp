@@ -46,9 +46,11 @@ const char* status_text(int prov_errno) noexcept { return wc_status_text(prov_er
 }  // namespace
 
 RcDomain::RcDomain(core::Fabric* fabric, const fi_info* info, void* context,
-                   std::shared_ptr<RcCm> cm, const PortInfo& port, const config::VerbsConfig& cfg)
-    : core::Domain(fabric, info, context), cm_(std::move(cm)), port_(port), cfg_(cfg) {
-  lock_.enable(threading() != FI_THREAD_DOMAIN);
+                   std::shared_ptr<RcCm> cm, const PortInfo& port, const config::Config& cfg)
+    : core::Domain(fabric, info, context), cm_(std::move(cm)), port_(port), cfg_(cfg.verbs),
+      progress_cfg_(cfg.progress) {
+  // Progress writes every endpoint's CQ: serialised unless one thread does everything.
+  lock_.enable(threading() != FI_THREAD_DOMAIN || auto_progress());
   core::install_domain_ops<RcDomain>(box_.fid);
 }
 
@@ -62,7 +64,7 @@ int RcDomain::query_atomic(fi_datatype dt, fi_op op, fi_atomic_attr* attr, uint6
 }
 
 int RcDomain::open(core::Fabric* fabric, fi_info* info, void* context, std::shared_ptr<RcCm> cm,
-                   const PortInfo& port, const config::VerbsConfig& cfg, fid_domain** out) {
+                   const PortInfo& port, const config::Config& cfg, fid_domain** out) {
   auto* d = new RcDomain(fabric, info, context, std::move(cm), port, cfg);
   if (int r = d->init()) {
     d->close();
@@ -103,6 +105,7 @@ int RcDomain::init() {
 }
 
 void RcDomain::teardown() noexcept {
+  auto_.stop();
   if (mr_cache_) {
     const RcMrCache::Stats s = mr_cache_->stats();
     PF_LOG(kProv, Info, Mr, "fi_domain {} closing: registration cache {} hits, {} misses",
@@ -134,8 +137,29 @@ int RcDomain::open_endpoint(fi_info* info, fid_ep** ep, uint64_t flags, void* co
 }
 
 void RcDomain::attach(RcEndpoint* ep) {
-  util::Guard<util::MaybeLock> g(lock());
-  eps_.push_back(ep);
+  {
+    util::Guard<util::MaybeLock> g(lock());
+    eps_.push_back(ep);
+  }
+  if (auto_progress() && !auto_.running()) start_auto_progress();
+}
+
+void RcDomain::start_auto_progress() {
+  std::vector<int> cpus;
+  const std::vector<int> cores = config::parse_cpu_list(progress_cfg_.cores);
+  if (!cores.empty()) cpus.push_back(cores.front());
+  RcDomain* self = this;
+  auto_.start_auto("pollfab-rc", *this, uint64_t(progress_cfg_.idle_us) * 1000, cpus,
+                   [self]() PF_NO_THREAD_SAFETY_ANALYSIS {
+    // The application's calls go first: a held lock means it is posting.
+    if (!self->lock().try_lock()) return true;
+    int n = 0;
+    for (RcEndpoint* ep : self->eps_) n += ep->poll();
+    self->lock().unlock();
+    return n > 0;
+  });
+  PF_LOG(kProv, Info, Domain, "fi_domain {}: automatic progress (idle {} us)", port_.device,
+         progress_cfg_.idle_us);
 }
 
 void RcDomain::detach(RcEndpoint* ep) noexcept {

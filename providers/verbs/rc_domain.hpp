@@ -4,8 +4,10 @@
 // context), with a protection domain, memory registration through ibv_reg_mr (RcMr) and one
 // completion channel that is the domain's wait source (FI_WAIT_FD through FI_GETWAIT).
 //
-// Progress (FI_PROGRESS_MANUAL): the domain is its CQs' progress source; progress() polls the
-// ibv CQ of every enabled endpoint and writes their completions. prepare_wait() acknowledges
+// Progress: under FI_PROGRESS_MANUAL the domain is its CQs' progress source; progress() polls
+// the ibv CQ of every enabled endpoint and writes their completions. Under FI_PROGRESS_AUTO a
+// thread (core::ProgressThread, started with the first endpoint; `progress.cores`,
+// `progress.idle_us`) does that and sleeps on the completion channel when idle. prepare_wait() acknowledges
 // the channel's events, re-arms every endpoint's CQ and polls once more (a completion that
 // came before the arm raises no event).
 // Addresses are FI_SOCKADDR_IN (rdma_cm's IP addressing of RoCE); endpoints of this domain
@@ -21,6 +23,7 @@
 #include <rdma/fi_atomic.h>
 
 #include "lib/core/domain.hpp"
+#include "lib/core/progress_thread.hpp"
 #include "lib/core/fabric.hpp"
 #include "providers/verbs/device.hpp"
 #include "providers/verbs/rc_cm.hpp"
@@ -40,7 +43,7 @@ class RcDomain final : public core::Domain {
   // 0 and *out, or -FI_ENODEV (rdma_cm does not know the device), -FI_EIO (a verbs call
   // failed; the call and errno are logged), -FI_ENOMEM.
   static int open(core::Fabric* fabric, fi_info* info, void* context, std::shared_ptr<RcCm> cm,
-                  const PortInfo& port, const config::VerbsConfig& cfg, fid_domain** out);
+                  const PortInfo& port, const config::Config& cfg, fid_domain** out);
 
   int open_endpoint(fi_info* info, fid_ep** ep, uint64_t flags, void* context) override;
   const core::AddressFormat& address_format() const noexcept override;
@@ -79,12 +82,16 @@ class RcDomain final : public core::Domain {
 
  private:
   RcDomain(core::Fabric* fabric, const fi_info* info, void* context, std::shared_ptr<RcCm> cm,
-           const PortInfo& port, const config::VerbsConfig& cfg);
+           const PortInfo& port, const config::Config& cfg);
+  // FI_PROGRESS_AUTO: the thread that polls the endpoints' CQs and sleeps on the channel.
+  void start_auto_progress();
   int init();
 
   std::shared_ptr<RcCm> cm_;
   PortInfo port_;
   config::VerbsConfig cfg_;
+  config::ProgressConfig progress_cfg_;
+  core::ProgressThread auto_;
   ibv_context* ctx_ = nullptr;  // rdma_cm's (not ours to close)
   ibv_pd* pd_ = nullptr;
   ibv_comp_channel* channel_ = nullptr;

@@ -31,8 +31,11 @@ using namespace std::chrono_literals;
 
 constexpr int kRcMrMode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 
-InfoPtr rc_info(int mr_mode = kRcMrMode, uint64_t caps = FI_MSG) {
+InfoPtr rc_info(int mr_mode = kRcMrMode, uint64_t caps = FI_MSG,
+                fi_progress progress = FI_PROGRESS_UNSPEC, fi_threading threading = FI_THREAD_UNSPEC) {
   fi_info* hints = fi_allocinfo();
+  hints->domain_attr->data_progress = progress;
+  hints->domain_attr->threading = threading;
   hints->ep_attr->type = FI_EP_MSG;
   hints->caps = caps;
   hints->mode = FI_CONTEXT;
@@ -74,7 +77,9 @@ struct Node {
 
 class Rc {
  public:
-  explicit Rc(uint64_t caps = FI_MSG) : info_(rc_info(kRcMrMode, caps)) {
+  explicit Rc(uint64_t caps = FI_MSG, fi_progress progress = FI_PROGRESS_UNSPEC,
+              fi_threading threading = FI_THREAD_UNSPEC)
+      : info_(rc_info(kRcMrMode, caps, progress, threading)) {
     if (!info_) return;
     EXPECT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
     fi_eq_attr ea{};
@@ -657,6 +662,57 @@ TEST(OfiRc, ASharedReceiveContextServesTwoConnections) {
   a.close();
   b.close();
   srv.close();
+}
+
+// FI_PROGRESS_AUTO and FI_THREAD_SAFE: two threads send 200 messages each on one endpoint; the
+// server, which never drives progress (its CQ reads under automatic progress do not), receives
+// all 400 intact through fi_cq_sread.
+TEST(OfiRc, AutomaticProgressAndTwoThreadsOnOneEndpoint) {
+  REQUIRE_RC();
+  Rc r(FI_MSG, FI_PROGRESS_AUTO, FI_THREAD_SAFE);
+  ASSERT_EQ(r.info()->domain_attr->data_progress, FI_PROGRESS_AUTO);
+  ASSERT_EQ(r.info()->ep_attr->protocol, uint32_t(FI_PROTO_RDMA_CM_IB_RC));
+  r.cq_wait = FI_WAIT_UNSPEC;
+  const sockaddr_in to = r.listen();
+  constexpr int kPerThread = 200;
+  std::vector<fi_context> rctx(2 * kPerThread);
+  ASSERT_TRUE(r.connect(to, 64, &rctx[0]));
+  for (int i = 1; i < 2 * kPerThread; ++i)
+    ASSERT_EQ(fi_recv(r.server.ep, r.server.buf.data() + 64 * i, 64, r.server.desc(), 0, &rctx[i]), 0);
+  auto sender = [&](int t) {
+    fi_context sctx;
+    for (int i = 0; i < kPerThread; ++i) {
+      char msg[16];
+      snprintf(msg, sizeof msg, "t%d-%03d", t, i);
+      ssize_t rc;
+      for (int tries = 0; (rc = fi_send(r.client.ep, msg, sizeof msg, nullptr, 0, &sctx)) == -FI_EAGAIN &&
+                          tries < 1000000; ++tries) {
+        fi_cq_data_entry e;
+        fi_cq_read(r.client.cq, &e, 1);
+      }
+      ASSERT_EQ(rc, 0);
+    }
+  };
+  std::thread t0(sender, 0), t1(sender, 1);
+  std::vector<int> next(2, 0);
+  int got = 0;
+  fi_cq_data_entry e{};
+  while (got < 2 * kPerThread) {
+    const ssize_t n = fi_cq_sread(r.server.cq, &e, 1, nullptr, 10000);
+    ASSERT_EQ(n, 1) << "after " << got;
+    const auto* msg = static_cast<const char*>(static_cast<void*>(
+        r.server.buf.data() + 64 * (static_cast<fi_context*>(e.op_context) - rctx.data())));
+    int t = -1, i = -1;
+    ASSERT_EQ(sscanf(msg, "t%d-%d", &t, &i), 2) << msg;
+    ASSERT_TRUE(t == 0 || t == 1);
+    EXPECT_EQ(i, next[t]) << "thread " << t << "'s messages in order";
+    next[t] = i + 1;
+    ++got;
+  }
+  t0.join();
+  t1.join();
+  EXPECT_EQ(next[0], kPerThread);
+  EXPECT_EQ(next[1], kPerThread);
 }
 
 TEST(OfiRc, RejectIsConnRefusedWithTheCmData) {
