@@ -15,7 +15,7 @@
 #include "providers/packet/domain.hpp"
 #include "providers/packet/pep.hpp"
 #include "providers/verbs/device.hpp"
-#include "providers/verbs/rc_cm.hpp"
+#include "providers/verbs/cm_thread.hpp"
 #include "providers/verbs/rc_domain.hpp"
 #include "providers/verbs/rc_endpoint.hpp"
 #include "providers/verbs/rc_pep.hpp"
@@ -103,7 +103,7 @@ class VerbsFabric final : public core::Fabric {
       const std::vector<PortInfo> ports = list_ports(cfg_.verbs, skipped);
       const PortInfo* port = find_port(ports, info->domain_attr ? info->domain_attr->name : nullptr, err);
       if (!port) return err;
-      std::shared_ptr<RcCm> cm = rc_cm(err);
+      std::shared_ptr<CmThread> cm = cm_thread(err);
       if (!cm) return err;
       return RcDomain::open(this, info, context, std::move(cm), *port, cfg_, dom);
     }
@@ -118,7 +118,7 @@ class VerbsFabric final : public core::Fabric {
   int open_passive_ep(fi_info* info, fid_pep** pep, void* context) {
     if (is_rc(info)) {
       int err = 0;
-      std::shared_ptr<RcCm> cm = rc_cm(err);
+      std::shared_ptr<CmThread> cm = cm_thread(err);
       return cm ? RcPep::open(this, info, context, std::move(cm), pep) : err;
     }
     return packet::open_pep(this, info, pep, context, packet::NameKind::Verbs, cfg_,
@@ -186,11 +186,11 @@ class VerbsFabric final : public core::Fabric {
 
  private:
   // The fabric's rdma_cm event thread, started by its first RC object.
-  std::shared_ptr<RcCm> rc_cm(int& err) {
+  std::shared_ptr<CmThread> cm_thread(int& err) {
     std::lock_guard<std::mutex> g(cm_mu_);
     if (!cm_) {
       std::string why;
-      cm_ = RcCm::start(why);
+      cm_ = CmThread::start(why);
       if (!cm_) {
         PF_LOG(kName, Warn, Fabric, "rdma_cm: {}", why);
         err = -FI_EIO;
@@ -201,7 +201,7 @@ class VerbsFabric final : public core::Fabric {
 
   config::Config cfg_;
   std::mutex cm_mu_;
-  std::shared_ptr<RcCm> cm_;
+  std::shared_ptr<CmThread> cm_;
 };
 
 // The RC FI_EP_MSG candidate of a port (names in FI_SOCKADDR_IN), or 0 without one; -FI_ENOMEM.

@@ -46,7 +46,7 @@ const char* status_text(int prov_errno) noexcept { return wc_status_text(prov_er
 }  // namespace
 
 RcDomain::RcDomain(core::Fabric* fabric, const fi_info* info, void* context,
-                   std::shared_ptr<RcCm> cm, const PortInfo& port, const config::Config& cfg)
+                   std::shared_ptr<CmThread> cm, const PortInfo& port, const config::Config& cfg)
     : core::Domain(fabric, info, context), cm_(std::move(cm)), port_(port), cfg_(cfg.verbs),
       progress_cfg_(cfg.progress) {
   // Progress writes every endpoint's CQ: serialised unless one thread does everything.
@@ -63,7 +63,7 @@ int RcDomain::query_atomic(fi_datatype dt, fi_op op, fi_atomic_attr* attr, uint6
   return 0;
 }
 
-int RcDomain::open(core::Fabric* fabric, fi_info* info, void* context, std::shared_ptr<RcCm> cm,
+int RcDomain::open(core::Fabric* fabric, fi_info* info, void* context, std::shared_ptr<CmThread> cm,
                    const PortInfo& port, const config::Config& cfg, fid_domain** out) {
   auto* d = new RcDomain(fabric, info, context, std::move(cm), port, cfg);
   if (int r = d->init()) {

@@ -26,7 +26,7 @@
 #include "lib/core/progress_thread.hpp"
 #include "lib/core/fabric.hpp"
 #include "providers/verbs/device.hpp"
-#include "providers/verbs/rc_cm.hpp"
+#include "providers/verbs/cm_thread.hpp"
 #include "providers/verbs/rc_mr_cache.hpp"
 
 struct ibv_context;
@@ -42,7 +42,7 @@ class RcDomain final : public core::Domain {
   // Opens the domain of `port` for info (FI_EP_MSG, protocol FI_PROTO_RDMA_CM_IB_RC). Returns
   // 0 and *out, or -FI_ENODEV (rdma_cm does not know the device), -FI_EIO (a verbs call
   // failed; the call and errno are logged), -FI_ENOMEM.
-  static int open(core::Fabric* fabric, fi_info* info, void* context, std::shared_ptr<RcCm> cm,
+  static int open(core::Fabric* fabric, fi_info* info, void* context, std::shared_ptr<CmThread> cm,
                   const PortInfo& port, const config::Config& cfg, fid_domain** out);
 
   int open_endpoint(fi_info* info, fid_ep** ep, uint64_t flags, void* context) override;
@@ -71,7 +71,7 @@ class RcDomain final : public core::Domain {
   ibv_comp_channel* channel() const noexcept { return channel_; }
   const PortInfo& port() const noexcept { return port_; }
   const config::VerbsConfig& cfg() const noexcept { return cfg_; }
-  const std::shared_ptr<RcCm>& cm() const noexcept { return cm_; }
+  const std::shared_ptr<CmThread>& cm() const noexcept { return cm_; }
   RcMrCache::Stats mr_cache_stats() const { return mr_cache_ ? mr_cache_->stats() : RcMrCache::Stats{}; }
   // RDMA READ / atomic depth a connection asks for (responder resources, initiator depth):
   // the device's limits, at most 16.
@@ -81,13 +81,13 @@ class RcDomain final : public core::Domain {
   void detach(RcEndpoint* ep) noexcept;
 
  private:
-  RcDomain(core::Fabric* fabric, const fi_info* info, void* context, std::shared_ptr<RcCm> cm,
+  RcDomain(core::Fabric* fabric, const fi_info* info, void* context, std::shared_ptr<CmThread> cm,
            const PortInfo& port, const config::Config& cfg);
   // FI_PROGRESS_AUTO: the thread that polls the endpoints' CQs and sleeps on the channel.
   void start_auto_progress();
   int init();
 
-  std::shared_ptr<RcCm> cm_;
+  std::shared_ptr<CmThread> cm_;
   PortInfo port_;
   config::VerbsConfig cfg_;
   config::ProgressConfig progress_cfg_;

@@ -2,7 +2,7 @@
 // (fi_endpoint(3), fi_cm(3), fi_msg(3), fi_verbs(7); docs/architecture-notes.md item 18).
 //
 // Connection: the active side's id is bound to the domain's port at fi_endpoint; fi_connect
-// resolves the address and route and connects from the fabric's CM thread (rc_cm.hpp), which
+// resolves the address and route and connects from the fabric's CM thread (cm_thread.hpp), which
 // writes FI_CONNECTED, or an FI_ECONNREFUSED / FI_ETIMEDOUT / FI_EHOSTUNREACH error event, on
 // the bound EQ. The passive side takes the id of an FI_CONNREQ's handle (RcConnReq) and
 // answers with fi_accept. CM data travels framed (rc_wire.hpp), at most kRcMaxCmData bytes.
@@ -33,7 +33,7 @@
 #include "lib/core/endpoint.hpp"
 #include "lib/core/ops_msg.hpp"
 #include "lib/core/ops_rma.hpp"
-#include "providers/verbs/rc_cm.hpp"
+#include "providers/verbs/cm_thread.hpp"
 #include "providers/verbs/rc_wire.hpp"
 
 struct ibv_cq;

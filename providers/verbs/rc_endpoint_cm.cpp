@@ -1,4 +1,4 @@
-// RcEndpoint's connection calls (fi_cm(3)) and the rdma_cm events of its id (rc_cm.hpp).
+// RcEndpoint's connection calls (fi_cm(3)) and the rdma_cm events of its id (cm_thread.hpp).
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 #include <rdma/fi_cm.h>

@@ -26,7 +26,7 @@ RcConnReq::RcConnReq(RcPep* pep, rdma_cm_id* id) : pep_(pep), id_(id) {
   init_fid(box_, FI_CLASS_CONNREQ, nullptr, &core::ops_fid<RcConnReq>);
 }
 
-RcPep::RcPep(core::Fabric* fabric, const fi_info* info, void* context, std::shared_ptr<RcCm> cm)
+RcPep::RcPep(core::Fabric* fabric, const fi_info* info, void* context, std::shared_ptr<CmThread> cm)
     : fabric_(fabric), cm_(std::move(cm)) {
   init_fid(box_, FI_CLASS_PEP, context, &core::ops_fid<RcPep>);
   box_.fid.cm = &core::ops_cm<RcPep>;
@@ -41,7 +41,7 @@ RcPep::~RcPep() {
   fabric_->unref();
 }
 
-int RcPep::open(core::Fabric* fabric, fi_info* info, void* context, std::shared_ptr<RcCm> cm,
+int RcPep::open(core::Fabric* fabric, fi_info* info, void* context, std::shared_ptr<CmThread> cm,
                 fid_pep** pep) {
   if (!info->ep_attr || info->ep_attr->type != FI_EP_MSG) return -FI_EINVAL;
   if (info->addr_format != FI_SOCKADDR_IN) return -FI_EINVAL;

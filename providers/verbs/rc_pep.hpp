@@ -22,7 +22,7 @@
 #include "lib/core/eq.hpp"
 #include "lib/core/fabric.hpp"
 #include "lib/core/fid.hpp"
-#include "providers/verbs/rc_cm.hpp"
+#include "providers/verbs/cm_thread.hpp"
 
 namespace pollfab::providers::verbs {
 
@@ -47,7 +47,7 @@ class RcConnReq final : public core::Object {
 
 class RcPep final : public core::Object, public CmHandler {
  public:
-  static int open(core::Fabric* fabric, fi_info* info, void* context, std::shared_ptr<RcCm> cm,
+  static int open(core::Fabric* fabric, fi_info* info, void* context, std::shared_ptr<CmThread> cm,
                   fid_pep** pep);
   fid_pep* fid() noexcept { return &box_.fid; }
 
@@ -62,14 +62,14 @@ class RcPep final : public core::Object, public CmHandler {
   void on_cm_event(rdma_cm_event& ev) noexcept override;
 
  private:
-  RcPep(core::Fabric* fabric, const fi_info* info, void* context, std::shared_ptr<RcCm> cm);
+  RcPep(core::Fabric* fabric, const fi_info* info, void* context, std::shared_ptr<CmThread> cm);
   ~RcPep() override;
   // A new id bound to addr (sockaddr_in); 0 or -FI_E*.
   int bind_id(const void* addr);
 
   core::FidBox<fid_pep> box_;
   core::Fabric* fabric_;
-  std::shared_ptr<RcCm> cm_;
+  std::shared_ptr<CmThread> cm_;
   fi_info* info_ = nullptr;
   rdma_cm_id* id_ = nullptr;
   core::Eq* eq_ = nullptr;

@@ -6,7 +6,6 @@
 #include <poll.h>
 #include <rdma/fi_errno.h>
 #include <rdma/rdma_cma.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -45,10 +44,9 @@ std::unique_ptr<SidrListener> SidrListener::start(uint32_t ipv4, uint16_t servic
                                                   std::string& err) {
   std::unique_ptr<SidrListener> l(new SidrListener());
   l->qpn_ = qpn;
-  if (!(l->channel_ = rdma_create_event_channel()))
-    return err = fmt::format("rdma_create_event_channel: {}", strerror(errno)), nullptr;
-  fcntl(l->channel_->fd, F_SETFL, fcntl(l->channel_->fd, F_GETFL) | O_NONBLOCK);
-  if (rdma_create_id(l->channel_, &l->listen_, nullptr, RDMA_PS_UDP) != 0)
+  if (!(l->cm_ = CmThread::start(err, "pollfab-sidr"))) return nullptr;
+  if (rdma_create_id(l->cm_->channel(), &l->listen_, static_cast<CmHandler*>(l.get()),
+                     RDMA_PS_UDP) != 0)
     return err = fmt::format("rdma_create_id: {}", strerror(errno)), nullptr;
   sockaddr_in a = sin_of(ipv4, service);
   if (rdma_bind_addr(l->listen_, reinterpret_cast<sockaddr*>(&a)) != 0)
@@ -57,45 +55,23 @@ std::unique_ptr<SidrListener> SidrListener::start(uint32_t ipv4, uint16_t servic
   if (rdma_listen(l->listen_, 64) != 0)
     return err = fmt::format("rdma_listen: {}", strerror(errno)), nullptr;
   l->service_ = ntohs(rdma_get_src_port(l->listen_));
-  if ((l->stop_fd_ = eventfd(0, EFD_CLOEXEC)) < 0)
-    return err = fmt::format("eventfd: {}", strerror(errno)), nullptr;
-  l->thread_ = std::thread([p = l.get()] { p->run(); });
   return l;
 }
 
 SidrListener::~SidrListener() {
-  if (thread_.joinable()) {
-    uint64_t one = 1;
-    (void)!write(stop_fd_, &one, sizeof one);
-    thread_.join();
-  }
+  // After rdma_destroy_id no event of the listener is being handled or will come.
   if (listen_) rdma_destroy_id(listen_);
-  if (channel_) rdma_destroy_event_channel(channel_);
-  if (stop_fd_ >= 0) close(stop_fd_);
+  cm_.reset();
 }
 
-void SidrListener::run() noexcept {
-  pthread_setname_np(pthread_self(), "pollfab-sidr");
-  for (;;) {
-    pollfd p[2] = {{channel_->fd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-    if (poll(p, 2, -1) < 0 && errno != EINTR) return;
-    if (p[1].revents) return;
-    rdma_cm_event* ev = nullptr;
-    while (rdma_get_cm_event(channel_, &ev) == 0) {
-      if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-        // A SIDR request: answer with our UD QP number; the request's id is done after that.
-        rdma_cm_id* id = ev->id;
-        rdma_conn_param cp{};
-        cp.qp_num = qpn_;
-        const int r = rdma_accept(id, &cp);
-        rdma_ack_cm_event(ev);
-        if (r == 0) answered_.fetch_add(1, std::memory_order_relaxed);
-        rdma_destroy_id(id);
-      } else {
-        rdma_ack_cm_event(ev);
-      }
-    }
-  }
+void SidrListener::on_cm_event(rdma_cm_event& ev) noexcept {
+  if (ev.event != RDMA_CM_EVENT_CONNECT_REQUEST) return;
+  // The event is counted on the listener's id: the request's own id may go before the ack.
+  rdma_cm_id* id = ev.id;
+  rdma_conn_param cp{};
+  cp.qp_num = qpn_;
+  if (rdma_accept(id, &cp) == 0) answered_.fetch_add(1, std::memory_order_relaxed);
+  rdma_destroy_id(id);
 }
 
 int sidr_resolve(uint32_t src_ipv4, uint32_t dst_ipv4, uint16_t service, int timeout_ms,

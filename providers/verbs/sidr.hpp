@@ -4,29 +4,30 @@
 // (IBTA 12.11; rdma_connect(3) on a UDP-port-space id, rdma_accept(3) on the listener).
 //
 //   SidrListener   answers SIDR requests for ipv4:service with this port's UD QP number (and
-//                  the Q_Key rdma_cm assigns to its UDP port space, which UdIo uses). It runs one
-//                  thread that sleeps in poll(2) on the event channel and a stop eventfd.
+//                  the Q_Key rdma_cm assigns to its UDP port space, which UdIo uses), from its
+//                  own CmThread (cm_thread.hpp).
 //   sidr_resolve   asks ipv4:service for its QP number; bounded by timeout_ms.
 #pragma once
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <thread>
+
+#include "providers/verbs/cm_thread.hpp"
 
 struct rdma_event_channel;
 struct rdma_cm_id;
 
 namespace pollfab::providers::verbs {
 
-class SidrListener {
+class SidrListener final : public CmHandler {
  public:
   // Binds ipv4:service (host order; service 0 = an ephemeral port, see service()) and starts
   // answering. nullptr with err set (the rdma_cm call and errno) on failure, e.g. the address
   // is not an RDMA device's or the service is taken.
   static std::unique_ptr<SidrListener> start(uint32_t ipv4, uint16_t service, uint32_t qpn,
                                              std::string& err);
-  ~SidrListener();  // stops the thread, destroys the ids and the channel
+  ~SidrListener() override;  // destroys the id, then stops the thread
   SidrListener(const SidrListener&) = delete;
   SidrListener& operator=(const SidrListener&) = delete;
   uint16_t service() const noexcept { return service_; }
@@ -34,15 +35,14 @@ class SidrListener {
 
  private:
   SidrListener() = default;
-  void run() noexcept;
+  // A SIDR request: answered with the UD QP number; the request's id is done after that.
+  void on_cm_event(rdma_cm_event& ev) noexcept override;
 
-  rdma_event_channel* channel_ = nullptr;
+  std::shared_ptr<CmThread> cm_;
   rdma_cm_id* listen_ = nullptr;
-  int stop_fd_ = -1;
   uint16_t service_ = 0;
   uint32_t qpn_ = 0;
   std::atomic<uint64_t> answered_{0};  // requests answered (written by the thread)
-  std::thread thread_;
 };
 
 // The UD QP number serving dst_ipv4:service (host order), asked from src_ipv4 (this port's

@@ -1,5 +1,6 @@
-// RcCm: the rdma_cm event channel and thread of one verbs fabric's RC objects (passive
-// endpoints and FI_EP_MSG endpoints over RC queue pairs; docs/architecture-notes.md item 18).
+// CmThread: an rdma_cm event channel and the thread that serves it: one per verbs fabric for
+// its RC objects (passive endpoints and FI_EP_MSG endpoints over RC queue pairs;
+// docs/architecture-notes.md item 18), and one per service ID resolution listener (sidr.hpp).
 // core::Eq never drives progress, so connection events (a request, established, rejected,
 // disconnected, unreachable) must reach the application's EQ without its calls: this thread
 // sleeps in poll(2) on the channel and a stop eventfd, hands each event to the CmHandler its
@@ -28,18 +29,19 @@ class CmHandler {
   virtual void on_cm_event(rdma_cm_event& ev) noexcept = 0;
 };
 
-class RcCm {
+class CmThread {
  public:
   // The channel (non-blocking) and its thread; nullptr with err set on failure.
-  static std::shared_ptr<RcCm> start(std::string& err);
-  ~RcCm();  // stops the thread; every id on the channel must be destroyed first
-  RcCm(const RcCm&) = delete;
-  RcCm& operator=(const RcCm&) = delete;
+  // name: the thread's name (15 characters shown).
+  static std::shared_ptr<CmThread> start(std::string& err, const char* name = "pollfab-rc-cm");
+  ~CmThread();  // stops the thread; every id on the channel must be destroyed first
+  CmThread(const CmThread&) = delete;
+  CmThread& operator=(const CmThread&) = delete;
   rdma_event_channel* channel() const noexcept { return channel_; }
 
  private:
-  RcCm() = default;
-  void run() noexcept;
+  CmThread() = default;
+  void run(const char* name) noexcept;
   rdma_event_channel* channel_ = nullptr;
   int stop_fd_ = -1;
   std::thread thread_;

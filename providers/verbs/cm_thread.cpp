@@ -1,4 +1,4 @@
-#include "providers/verbs/rc_cm.hpp"
+#include "providers/verbs/cm_thread.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -12,19 +12,19 @@
 
 namespace pollfab::providers::verbs {
 
-std::shared_ptr<RcCm> RcCm::start(std::string& err) {
-  std::shared_ptr<RcCm> cm(new RcCm());
+std::shared_ptr<CmThread> CmThread::start(std::string& err, const char* name) {
+  std::shared_ptr<CmThread> cm(new CmThread());
   if (!(cm->channel_ = rdma_create_event_channel()))
     return err = fmt::format("rdma_create_event_channel: {}", strerror(errno)), nullptr;
   const int fd = cm->channel_->fd;
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   if ((cm->stop_fd_ = eventfd(0, EFD_CLOEXEC)) < 0)
     return err = fmt::format("eventfd: {}", strerror(errno)), nullptr;
-  cm->thread_ = std::thread([p = cm.get()] { p->run(); });
+  cm->thread_ = std::thread([p = cm.get(), name] { p->run(name); });
   return cm;
 }
 
-RcCm::~RcCm() {
+CmThread::~CmThread() {
   if (thread_.joinable()) {
     uint64_t one = 1;
     (void)!write(stop_fd_, &one, sizeof one);
@@ -34,8 +34,8 @@ RcCm::~RcCm() {
   if (stop_fd_ >= 0) close(stop_fd_);
 }
 
-void RcCm::run() noexcept {
-  pthread_setname_np(pthread_self(), "pollfab-rc-cm");
+void CmThread::run(const char* name) noexcept {
+  pthread_setname_np(pthread_self(), name);
   for (;;) {
     pollfd p[2] = {{channel_->fd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
     if (poll(p, 2, -1) < 0 && errno != EINTR) return;
