@@ -11,6 +11,7 @@
 #   8. verbs, in the soft-RoCE guest: fi_pingpong -p verbs -e rdm [-m tagged] and -e msg,
 #      -S all -I 50 -c, and Open MPI (2 ranks, mtl ofi and btl ofi) (~7 min; needs
 #      `scripts/softroce-uml.sh ensure`)
+#   9. meson's suite 'long' (tests scripts/test.sh leaves out for the CI budget)
 # Extra arguments select checks by number (default: all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +19,7 @@ cd "$(dirname "$0")/.."
 t=tests/integration/testbed_pingpong.sh
 export PINGPONG_TIMEOUT=${PINGPONG_TIMEOUT:-1500}
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(1 2 3 4 5 6 7 8)
+[ ${#want[@]} -gt 0 ] || want=(1 2 3 4 5 6 7 8 9)
 rc=0
 for n in "${want[@]}"; do
   case $n in
@@ -38,6 +39,8 @@ for n in "${want[@]}"; do
          tests/integration/service_pingpong.sh build tap all 1000 || rc=1 ;;
     8) echo "== verbs, soft-RoCE guest, -S all -I 50"
        RXE_TIMEOUT=2400 tests/verbs/run.sh build full || rc=1 ;;
+    9) echo "== meson suite long"
+       meson test -C build --print-errorlogs --num-processes 1 --suite long || rc=1 ;;
   esac
 done
 exit $rc
