@@ -69,6 +69,7 @@ struct VerbsConfig {
   uint32_t tx_depth = 512;         // work requests, 16..32768
   uint32_t rx_depth = 512;         // work requests, 16..32768
   uint32_t inline_bytes = 128;     // bytes, 0..1024
+  uint32_t rnr_retry = 7;          // RC receiver-not-ready retries, 0..7 (7: no limit)
 
   friend bool operator==(const VerbsConfig&, const VerbsConfig&) = default;
 };

@@ -38,7 +38,6 @@ bool is_rc(const fi_info* info) {
 
 // What an RC domain requires of the application's memory registration (fi_domain(3) "MR Mode").
 constexpr int kRcMrModes = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-constexpr size_t kRcMaxMsg = 1u << 30;  // bytes (RC allows 2^31)
 
 // True if hints let the RC candidate through (it is offered with manual progress, and with
 // automatic progress among the copies add_auto_progress_candidates makes): core getinfo

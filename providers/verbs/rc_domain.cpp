@@ -80,6 +80,8 @@ int RcDomain::init() {
   if (list) {
     for (int i = 0; i < n && !ctx_; ++i)
       if (port_.device == ibv_get_device_name(list[i]->device)) ctx_ = list[i];
+    // rdma_free_devices frees the array only: librdmacm keeps each device context open for
+    // the life of the process (its ids use them), so ctx_ stays valid.
     rdma_free_devices(list);
   }
   if (!ctx_) {
@@ -87,8 +89,10 @@ int RcDomain::init() {
     return -FI_ENODEV;
   }
   ibv_device_attr da{};
-  if (ibv_query_device(ctx_, &da) == 0)
+  if (ibv_query_device(ctx_, &da) == 0) {
     rd_atomic_ = static_cast<uint8_t>(std::clamp(std::min(da.max_qp_rd_atom, da.max_qp_init_rd_atom), 1, 16));
+    max_cqe_ = static_cast<size_t>(std::max(da.max_cqe, 16));
+  }
   if (!(pd_ = ibv_alloc_pd(ctx_))) {
     PF_LOG(kProv, Warn, Domain, "fi_domain {}: ibv_alloc_pd: {}", port_.device, strerror(errno));
     return -FI_EIO;
@@ -137,14 +141,14 @@ int RcDomain::open_endpoint(fi_info* info, fid_ep** ep, uint64_t flags, void* co
 }
 
 void RcDomain::attach(RcEndpoint* ep) {
-  {
-    util::Guard<util::MaybeLock> g(lock());
-    eps_.push_back(ep);
-  }
-  if (auto_progress() && !auto_.running()) start_auto_progress();
+  util::Guard<util::MaybeLock> g(lock());
+  eps_.push_back(ep);
 }
 
-void RcDomain::start_auto_progress() {
+void RcDomain::ensure_auto_progress() {
+  if (!auto_progress()) return;
+  std::lock_guard<std::mutex> g(auto_mu_);
+  if (auto_.running()) return;
   std::vector<int> cpus;
   const std::vector<int> cores = config::parse_cpu_list(progress_cfg_.cores);
   if (!cores.empty()) cpus.push_back(cores.front());

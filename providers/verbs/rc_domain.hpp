@@ -17,6 +17,7 @@
 // progress, the data calls and the endpoint list.
 #pragma once
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "lib/config/config.hpp"
@@ -76,6 +77,11 @@ class RcDomain final : public core::Domain {
   // RDMA READ / atomic depth a connection asks for (responder resources, initiator depth):
   // the device's limits, at most 16.
   uint8_t rd_atomic() const noexcept { return rd_atomic_; }
+  // The device's largest CQ, entries.
+  size_t max_cqe() const noexcept { return max_cqe_; }
+  // FI_PROGRESS_AUTO: starts the progress thread once (the first enabled endpoint calls it).
+  // Throws std::system_error if no thread can be made.
+  void ensure_auto_progress();
   // Enabled endpoints join the progress list and leave it before their CQ goes (under lock()).
   void attach(RcEndpoint* ep);
   void detach(RcEndpoint* ep) noexcept;
@@ -83,8 +89,7 @@ class RcDomain final : public core::Domain {
  private:
   RcDomain(core::Fabric* fabric, const fi_info* info, void* context, std::shared_ptr<CmThread> cm,
            const PortInfo& port, const config::Config& cfg);
-  // FI_PROGRESS_AUTO: the thread that polls the endpoints' CQs and sleeps on the channel.
-  void start_auto_progress();
+
   int init();
 
   std::shared_ptr<CmThread> cm_;
@@ -96,6 +101,8 @@ class RcDomain final : public core::Domain {
   ibv_pd* pd_ = nullptr;
   ibv_comp_channel* channel_ = nullptr;
   uint8_t rd_atomic_ = 1;
+  size_t max_cqe_ = 4096;
+  std::mutex auto_mu_;  // starting the progress thread
   std::unique_ptr<RcMrCache> mr_cache_;
   std::vector<RcEndpoint*> eps_;
 };

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <cstring>
 
 #include "lib/core/ep_options.hpp"
@@ -40,21 +42,30 @@ RcEndpoint::RcEndpoint(RcDomain* dom, const fi_info* info, void* context)
   tx_.resize(tx);
   rx_.resize(rx);
   rx_cq_data_ = info->rx_attr && (info->rx_attr->mode & FI_RX_CQ_DATA);
-  max_msg_ = info->ep_attr && info->ep_attr->max_msg_size ? info->ep_attr->max_msg_size : 0x7fffffff;
+  max_msg_ = std::min<uint64_t>(info->ep_attr && info->ep_attr->max_msg_size ? info->ep_attr->max_msg_size
+                                                                             : kRcMaxMsg,
+                                kRcMaxMsg);
 }
 
 RcEndpoint::~RcEndpoint() = default;
 
 int RcEndpoint::open(RcDomain* dom, fi_info* info, void* context, fid_ep** ep) {
   if (!info->ep_attr || info->ep_attr->type != FI_EP_MSG) return -FI_EINVAL;
+  const uint32_t max_wr = dom->port().max_qp_wr;
+  if ((info->tx_attr && info->tx_attr->size > max_wr) || (info->rx_attr && info->rx_attr->size > max_wr))
+    return -FI_EINVAL;
   rdma_cm_id* id = nullptr;
   bool passive = false;
+  uint8_t req_initiator_depth = 0, req_responder_resources = 0;
   if (info->handle) {
     if (info->handle->fclass != FI_CLASS_CONNREQ) return -FI_EINVAL;
     auto* req = dynamic_cast<RcConnReq*>(core::Object::from(info->handle));
     if (!req || !req->id() || req->id()->verbs != dom->context()) return -FI_EINVAL;
     if (!(id = req->take())) return -FI_EINVAL;  // another endpoint took it
     passive = true;
+    req_initiator_depth = req->initiator_depth();
+    req_responder_resources = req->responder_resources();
+    req->pep()->taken(req);  // from here req may be freed (an answered handle beyond the kept ones)
   } else {
     if (rdma_create_id(dom->cm()->channel(), &id, nullptr, RDMA_PS_TCP) != 0) {
       PF_LOG(kProv, Warn, EpCtrl, "fi_endpoint: rdma_create_id: {}", strerror(errno));
@@ -87,6 +98,8 @@ int RcEndpoint::open(RcDomain* dom, fi_info* info, void* context, fid_ep** ep) {
   }
   e->id_ = id;
   e->passive_ = passive;
+  e->peer_initiator_depth_ = req_initiator_depth;
+  e->peer_responder_resources_ = req_responder_resources;
   id->context = static_cast<CmHandler*>(e);
   *ep = e->fid();
   return 0;
@@ -95,7 +108,9 @@ int RcEndpoint::open(RcDomain* dom, fi_info* info, void* context, fid_ep** ep) {
 int RcEndpoint::enable() {
   if (enabled_) return 0;
   if (!tx_cq_ || !rx_cq_) return -FI_ENOCQ;
-  const int depth = static_cast<int>(tx_.size() + rx_.size());
+  // Every send and every receive this QP can complete: its own receives, or the whole SRQ's.
+  const size_t rx = srx_ ? static_cast<RcSrx*>(srx_)->attr().size : rx_.size();
+  const int depth = static_cast<int>(std::min<size_t>(tx_.size() + rx, rdom_->max_cqe()));
   if (!(cq_ = ibv_create_cq(rdom_->context(), depth, this, rdom_->channel(), 0))) {
     PF_LOG(kProv, Warn, EpCtrl, "fi_enable: ibv_create_cq({}): {}", depth, strerror(errno));
     return -FI_EIO;
@@ -127,7 +142,8 @@ int RcEndpoint::enable() {
   inline_max_ = qa.cap.max_inline_data;
   if (ibv_req_notify_cq(cq_, 0) != 0) PF_LOG(kProv, Warn, EpCtrl, "ibv_req_notify_cq: {}", strerror(errno));
   rdom_->attach(this);
-  attached_ = true;
+  attached_ = true;  // from here teardown detaches, whatever follows throws
+  rdom_->ensure_auto_progress();
   enabled_ = true;
   return 0;
 }
@@ -136,16 +152,37 @@ void RcEndpoint::teardown() noexcept {
   if (attached_) rdom_->detach(this);
   attached_ = false;
   // After rdma_destroy_id returns no event of the id is being handled or will come.
-  if (id_) {
-    id_->qp = nullptr;  // ours to destroy below (rdma_destroy_id leaves a QP alone)
-    rdma_destroy_id(id_);
-  }
+  // rdma_destroy_id leaves the QP alone (ours to destroy below); id_->qp stays set while the CM
+  // thread may still be reading an event of the id (librdmacm uses it for CONNECT_RESPONSE).
+  if (id_) rdma_destroy_id(id_);
   id_ = nullptr;
+  if (srx_ && qp_) drain_srq_receives();
   if (qp_) ibv_destroy_qp(qp_);
   if (scratch_mr_) ibv_dereg_mr(scratch_mr_);
   scratch_mr_ = nullptr;
   if (cq_) ibv_destroy_cq(cq_);
   qp_ = nullptr, cq_ = nullptr;
+}
+
+// SRQ receives this QP took but has not completed would keep their RcSrx slots forever: move
+// the QP to the error state and write what it flushes (FI_ECANCELED) before the CQ goes.
+// Bounded: until 10 ms pass without a completion, 100 ms at most.
+void RcEndpoint::drain_srq_receives() noexcept {
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_ERR;
+  if (ibv_modify_qp(qp_, &a, IBV_QP_STATE) != 0) return;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+  auto quiet_since = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() < end &&
+         std::chrono::steady_clock::now() - quiet_since < std::chrono::milliseconds(10)) {
+    int n;
+    {
+      util::Guard<util::MaybeLock> g(rdom_->lock());
+      n = poll();
+    }
+    if (n) quiet_since = std::chrono::steady_clock::now();
+    else std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 ssize_t RcEndpoint::fill_sge(const core::MsgArgs& a, ibv_sge* sge, bool need_keys) const noexcept {
@@ -195,7 +232,7 @@ ssize_t RcEndpoint::post_send(ibv_send_wr& wr, const TxOp& op) noexcept {
     poll();
     if (tx_posted_ - tx_done_ >= tx_.size()) return -FI_EAGAIN;
   }
-  const uint32_t slot = tx_posted_ % tx_.size();
+  const uint32_t slot = static_cast<uint32_t>(tx_posted_ % tx_.size());
   tx_[slot] = op;
   wr.wr_id = slot;
   ibv_send_wr* bad = nullptr;
@@ -212,7 +249,7 @@ ssize_t RcEndpoint::recv(const core::MsgArgs& a, uint64_t flags, bool tagged) no
   if (total < 0) return total;
   util::Guard<util::MaybeLock> g(rdom_->lock());
   if (rx_posted_ - rx_done_ >= rx_.size()) return -FI_EAGAIN;
-  const uint32_t slot = rx_posted_ % rx_.size();
+  const uint32_t slot = static_cast<uint32_t>(rx_posted_ % rx_.size());
   rx_[slot] = RxOp{a.context, a.count ? a.iov[0].iov_base : nullptr, static_cast<uint32_t>(total),
                    !rx_selective_ || (flags & FI_COMPLETION)};
   ibv_recv_wr wr{};
@@ -289,7 +326,8 @@ void RcEndpoint::complete(const ibv_wc& wc) noexcept {
     bump(op.kind == TxKind::Send ? send_cntr_ : op.kind == TxKind::Read ? read_cntr_ : write_cntr_, ok);
   }
   if (ok) {
-    if (!report || !cq) return;
+    // Remote CQ data is reported even for a receive posted without FI_COMPLETION.
+    if (!cq || (!report && !(rx && (wc.wc_flags & IBV_WC_WITH_IMM)))) return;
     uint64_t data = 0;
     if (rx && (wc.wc_flags & IBV_WC_WITH_IMM)) {
       flags |= FI_REMOTE_CQ_DATA;

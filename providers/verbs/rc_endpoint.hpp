@@ -126,6 +126,7 @@ class RcEndpoint final : public core::EndpointBase, public CmHandler {
   // Sets up the lkeys of a's buffers in sge; returns the total bytes or -FI_EINVAL.
   ssize_t fill_sge(const core::MsgArgs& a, ibv_sge* sge, bool need_keys) const noexcept;
   void complete(const ibv_wc& wc) noexcept;
+  void drain_srq_receives() noexcept;
   // One device atomic: operand (add or swap), compare, the 8 bytes the device writes the
   // original value to (result/lkey; the scratch word when the caller wants none).
   ssize_t post_atomic(const fi_msg_atomic& m, DeviceAtomic a, uint64_t operand, uint64_t compare,
@@ -138,12 +139,15 @@ class RcEndpoint final : public core::EndpointBase, public CmHandler {
   RcDomain* rdom_;
   rdma_cm_id* id_ = nullptr;
   bool passive_ = false;
+  // A request's RDMA READ / atomic limits (what the client will issue and accept), which the
+  // accept may not exceed.
+  uint8_t peer_initiator_depth_ = 0, peer_responder_resources_ = 0;
   ibv_cq* cq_ = nullptr;
   ibv_qp* qp_ = nullptr;
   std::vector<TxOp> tx_;
   std::vector<RxOp> rx_;
-  uint32_t tx_posted_ = 0, tx_done_ = 0;  // counts; in flight = posted - done
-  uint32_t rx_posted_ = 0, rx_done_ = 0;
+  uint64_t tx_posted_ = 0, tx_done_ = 0;  // counts (never wrap); in flight = posted - done
+  uint64_t rx_posted_ = 0, rx_done_ = 0;
   uint32_t inline_max_ = 0;
   uint64_t max_msg_ = 0;
   bool rx_cq_data_ = false;  // the application took FI_RX_CQ_DATA (rx_attr->mode)

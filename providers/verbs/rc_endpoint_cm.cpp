@@ -4,6 +4,7 @@
 #include <rdma/fi_cm.h>
 #include <rdma/rdma_cma.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -19,7 +20,6 @@ namespace {
 constexpr const char* kProv = "verbs";
 constexpr int kResolveMs = 2000;
 constexpr uint8_t kRetry = 7;     // transport retries before IBV_WC_RETRY_EXC_ERR
-constexpr uint8_t kRnrRetry = 7;  // 7: retry a receiver-not-ready peer without limit
 
 int export_sin(const sockaddr* sa, void* addr, size_t* len) {
   const size_t need = sizeof(sockaddr_in);
@@ -78,10 +78,10 @@ int RcEndpoint::accept(const void* param, size_t paramlen) {
   rdma_conn_param cp{};
   cp.private_data = priv;
   cp.private_data_len = static_cast<uint8_t>(cm_data_frame(param, paramlen, priv));
-  cp.responder_resources = rdom_->rd_atomic();
-  cp.initiator_depth = rdom_->rd_atomic();
+  cp.responder_resources = std::min(rdom_->rd_atomic(), peer_initiator_depth_);
+  cp.initiator_depth = std::min(rdom_->rd_atomic(), peer_responder_resources_);
   cp.retry_count = kRetry;
-  cp.rnr_retry_count = kRnrRetry;
+  cp.rnr_retry_count = static_cast<uint8_t>(rdom_->cfg().rnr_retry);
   if (rdma_accept(id_, &cp) != 0) {
     const int e = errno;
     state_ = State::Down;
@@ -144,7 +144,7 @@ void RcEndpoint::on_cm_event(rdma_cm_event& ev) noexcept {
       cp.responder_resources = rdom_->rd_atomic();
       cp.initiator_depth = rdom_->rd_atomic();
       cp.retry_count = kRetry;
-      cp.rnr_retry_count = kRnrRetry;
+      cp.rnr_retry_count = static_cast<uint8_t>(rdom_->cfg().rnr_retry);
       if (rdma_connect(id_, &cp) != 0) {
         PF_LOG(kProv, Warn, EpCtrl, "fi_connect: rdma_connect: {}", strerror(errno));
         state_ = State::Down;
@@ -153,6 +153,7 @@ void RcEndpoint::on_cm_event(rdma_cm_event& ev) noexcept {
       return;
     }
     case RDMA_CM_EVENT_ESTABLISHED:
+      if (local_shutdown_.load()) return;  // fi_shutdown while connecting: it stays down
       state_ = State::Connected;
       write_cm_event(FI_CONNECTED, data, len);
       return;

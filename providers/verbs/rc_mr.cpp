@@ -16,7 +16,10 @@ void RcMr::teardown() noexcept {
 }
 
 int ibv_access_of(uint64_t fi_access) noexcept {
-  int a = IBV_ACCESS_LOCAL_WRITE;
+  // Local write where the device writes into the region (receives, READ results, remote
+  // writes); not for send-only memory, which may be read-only. 0 means every local use.
+  const bool local_write = fi_access == 0 || (fi_access & (FI_RECV | FI_READ | FI_REMOTE_WRITE));
+  int a = local_write ? IBV_ACCESS_LOCAL_WRITE : 0;
   if (fi_access & FI_REMOTE_WRITE) a |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
   if (fi_access & FI_REMOTE_READ) a |= IBV_ACCESS_REMOTE_READ;
   return a;

@@ -33,8 +33,9 @@ class RcMr final : public core::Mr {
   uint32_t lkey_;
 };
 
-// fi_mr access bits -> ibv_access_flags (local write always: receives and RDMA READ write
-// into local memory).
+// fi_mr access bits -> ibv_access_flags: local write for FI_RECV, FI_READ (the device writes
+// into the region) and remote writes, or when access is 0; remote access as asked (remote
+// write brings remote atomics).
 int ibv_access_of(uint64_t fi_access) noexcept;
 
 }  // namespace pollfab::providers::verbs

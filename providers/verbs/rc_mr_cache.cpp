@@ -5,6 +5,9 @@
 #include <iterator>
 
 namespace pollfab::providers::verbs {
+namespace {
+constexpr int kRemote = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+}  // namespace
 
 RcMrCache::~RcMrCache() {
   for (Entry& e : entries_)
@@ -17,7 +20,9 @@ RcMrCache::Entry* RcMrCache::acquire(void* addr, size_t len, int access) {
   auto it = by_start_.upper_bound(start);
   for (int n = 0; n < kLookupDepth && it != by_start_.begin(); ++n) {
     Entry& e = *(--it)->second;
-    if (e.start <= start && start + len <= e.start + e.len && (e.access & access) == access) {
+    // Remote access must match exactly: closing a region must revoke what its key allowed.
+    if (e.start <= start && start + len <= e.start + e.len && (e.access & access) == access &&
+        (e.access & kRemote) == (access & kRemote)) {
       ++e.users;
       ++stats_.hits;
       return &e;

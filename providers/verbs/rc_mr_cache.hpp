@@ -1,6 +1,7 @@
 // RcMrCache: one device registration (ibv_reg_mr) shared by every fi_mr_reg of the same memory
 // in a domain while any of them is open (fi_verbs(7) "memory registration cache"): a second
-// registration of a range that an open one covers, with access it allows, costs no system call
+// registration of a range that an open one covers, with local access it allows and the same
+// remote access, costs no system call
 // and no pinned pages, and gets the same keys. The device registration goes when its last
 // user closes. Registrations are not kept after that: without memory hooks, a freed and
 // remapped range would be served stale pages (libfabric's cache needs its memhooks for that).
@@ -34,7 +35,8 @@ class RcMrCache {
 
   explicit RcMrCache(ibv_pd* pd) : pd_(pd) {}
   ~RcMrCache();  // deregisters what is left (the domain's MRs are closed first)
-  // A registration covering [addr, addr + len) with at least `access`: an open one, or a new
+  // A registration covering [addr, addr + len) with at least `access` (and exactly its remote
+// access: a region's close must revoke what its key allowed remotely): an open one, or a new
   // one (errno set and nullptr if ibv_reg_mr fails).
   Entry* acquire(void* addr, size_t len, int access);
   // One user fewer; the last one deregisters.

@@ -1,6 +1,7 @@
 #include "providers/verbs/rc_pep.hpp"
 
 #include <arpa/inet.h>
+#include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
 #include <cerrno>
@@ -22,7 +23,10 @@ constexpr int kBacklog = 64;
 
 }  // namespace
 
-RcConnReq::RcConnReq(RcPep* pep, rdma_cm_id* id) : pep_(pep), id_(id) {
+RcConnReq::RcConnReq(RcPep* pep, rdma_cm_id* id, uint8_t initiator_depth,
+                     uint8_t responder_resources)
+    : pep_(pep), id_(id), initiator_depth_(initiator_depth),
+      responder_resources_(responder_resources) {
   init_fid(box_, FI_CLASS_CONNREQ, nullptr, &core::ops_fid<RcConnReq>);
 }
 
@@ -108,8 +112,9 @@ int RcPep::listen() {
   if (!eq_) return -FI_ENOEQ;
   if (listening_) return -FI_EOPBADSTATE;
   if (rdma_listen(id_, kBacklog) != 0) {
-    PF_LOG(kProv, Warn, EpCtrl, "fi_listen: rdma_listen: {}", strerror(errno));
-    return errno == EADDRINUSE ? -FI_EADDRINUSE : -FI_EIO;
+    const int e = errno;
+    PF_LOG(kProv, Warn, EpCtrl, "fi_listen: rdma_listen: {}", strerror(e));
+    return e == EADDRINUSE ? -FI_EADDRINUSE : -FI_EIO;
   }
   listening_ = true;
   return 0;
@@ -141,12 +146,31 @@ int RcPep::reject(fid_t handle, const void* param, size_t paramlen) {
   if (!req || req->pep() != this) return -FI_EINVAL;
   rdma_cm_id* id = req->take();
   if (!id) return -FI_EINVAL;  // answered already
+  taken(req);
   uint8_t priv[kCmPrivateBytes];
   const size_t n = cm_data_frame(param, paramlen, priv);
   const int r = rdma_reject(id, priv, static_cast<uint8_t>(n));
   if (r != 0) PF_LOG(kProv, Warn, EpCtrl, "fi_reject: rdma_reject: {}", strerror(errno));
   rdma_destroy_id(id);
   return r == 0 ? 0 : -FI_EIO;
+}
+
+void RcPep::taken(RcConnReq*) noexcept {
+  std::lock_guard<std::mutex> g(mu_);
+  trim_answered();
+}
+
+void RcPep::trim_answered() noexcept {
+  size_t answered = 0;
+  for (const auto& r : reqs_) answered += r->id() == nullptr;
+  for (auto it = reqs_.begin(); answered > kAnsweredKept && it != reqs_.end();) {
+    if ((*it)->id() == nullptr) {
+      it = reqs_.erase(it);
+      --answered;
+    } else {
+      ++it;
+    }
+  }
 }
 
 // On the CM thread: a connection request (or an event of a request nobody took yet).
@@ -160,7 +184,9 @@ void RcPep::on_cm_event(rdma_cm_event& ev) noexcept {
     RcConnReq* req;
     {
       std::lock_guard<std::mutex> g(mu_);
-      reqs_.push_back(std::make_unique<RcConnReq>(this, id));
+      trim_answered();
+      reqs_.push_back(std::make_unique<RcConnReq>(this, id, ev.param.conn.initiator_depth,
+                                                  ev.param.conn.responder_resources));
       req = reqs_.back().get();
     }
     id->context = nullptr;  // until an endpoint takes it, its events go nowhere
@@ -177,6 +203,13 @@ void RcPep::on_cm_event(rdma_cm_event& ev) noexcept {
     std::memcpy(info->src_addr, rdma_get_local_addr(id), sizeof(sockaddr_in));
     std::memcpy(info->dest_addr, rdma_get_peer_addr(id), sizeof(sockaddr_in));
     info->src_addrlen = info->dest_addrlen = sizeof(sockaddr_in);
+    // The device the request came in on (a pep bound to INADDR_ANY listens on every one).
+    if (id->verbs && info->domain_attr) {
+      char* name = strdup(ibv_get_device_name(id->verbs->device));
+      if (!name) throw std::bad_alloc();
+      std::free(info->domain_attr->name);
+      info->domain_attr->name = name;
+    }
     std::vector<uint8_t> buf(sizeof(fi_eq_cm_entry) + len);
     auto* e = reinterpret_cast<fi_eq_cm_entry*>(buf.data());
     e->fid = &box_.fid.fid;

@@ -17,6 +17,8 @@ constexpr size_t kCmHeaderBytes = 2;
 // bytes (the CM messages' fields less rdma_cm's own header); FI_OPT_CM_DATA_SIZE is the least.
 constexpr size_t kCmPrivateBytes = 56;
 constexpr size_t kRcMaxCmData = kCmPrivateBytes - kCmHeaderBytes;
+// Largest message of an RC endpoint (max_msg_size), bytes: RC allows 2^31.
+constexpr uint64_t kRcMaxMsg = uint64_t{1} << 30;
 
 // Frames len bytes of data into out (kCmHeaderBytes + len bytes of room). Returns the framed
 // length, or 0 if len > kRcMaxCmData.

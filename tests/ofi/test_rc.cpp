@@ -563,9 +563,10 @@ TEST(OfiRc, ClosingReleasesEveryQpCqMrAndCmId) {
   }
 }
 
-// The registration cache: registering memory an open registration covers shares it (same key,
-// one device MR), the shared key keeps working when the first user closes, and the device MR
-// goes with the last one. Other memory registers anew.
+// The registration cache: registering memory an open registration covers, with the same remote
+// access, shares it (same key, one device MR), the shared key keeps working when the first
+// user closes, and the device MR goes with the last one. Other memory, or other remote access
+// (a close must revoke what a key allowed), registers anew.
 TEST(OfiRc, RepeatedRegistrationsShareOneDeviceRegistration) {
   REQUIRE_RC();
   Rc r(FI_MSG | FI_RMA);
@@ -577,10 +578,17 @@ TEST(OfiRc, RepeatedRegistrationsShareOneDeviceRegistration) {
   fid_mr *same = nullptr, *inner = nullptr, *other = nullptr;
   ASSERT_EQ(fi_mr_reg(r.server.domain, base, r.server.buf.size(),
                       FI_SEND | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &same, nullptr), 0);
-  ASSERT_EQ(fi_mr_reg(r.server.domain, base + 4096, 8192, FI_REMOTE_WRITE, 0, 0, 0, &inner, nullptr), 0);
+  ASSERT_EQ(fi_mr_reg(r.server.domain, base + 4096, 8192, FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE,
+                      0, 0, 0, &inner, nullptr), 0);
   EXPECT_EQ(fi_mr_key(same), fi_mr_key(r.server.mr));
   EXPECT_EQ(fi_mr_key(inner), fi_mr_key(r.server.mr));
   EXPECT_EQ(device_counts().at("mr"), mrs) << "covered ranges must not register again";
+  fid_mr* local_only = nullptr;
+  ASSERT_EQ(fi_mr_reg(r.server.domain, base, 4096, FI_SEND | FI_RECV, 0, 0, 0, &local_only, nullptr), 0);
+  EXPECT_NE(fi_mr_key(local_only), fi_mr_key(same));
+  EXPECT_EQ(device_counts().at("mr"), mrs + 1);
+  fi_close(&local_only->fid);
+  EXPECT_EQ(device_counts().at("mr"), mrs);
   static char elsewhere[4096];
   ASSERT_EQ(fi_mr_reg(r.server.domain, elsewhere, sizeof elsewhere, FI_RECV, 0, 0, 0, &other, nullptr), 0);
   EXPECT_EQ(device_counts().at("mr"), mrs + 1);
@@ -713,6 +721,36 @@ TEST(OfiRc, AutomaticProgressAndTwoThreadsOnOneEndpoint) {
   t1.join();
   EXPECT_EQ(next[0], kPerThread);
   EXPECT_EQ(next[1], kPerThread);
+}
+
+// Receiver not ready: with verbs.rnr_retry = 0 a send that finds no posted receive fails with
+// FI_ENORX (IBV_WC_RNR_RETRY_EXC_ERR) instead of waiting, and the connection fails cleanly.
+TEST(OfiRc, ASendWithoutAReceiveFailsWhenRnrRetriesAreBounded) {
+  REQUIRE_RC();
+  setenv("FI_VERBS_RNR_RETRY", "0", 1);
+  {
+    Rc r;
+    const sockaddr_in to = r.listen();
+    fi_context rctx, sctx[2];
+    ASSERT_TRUE(r.connect(to, 64, &rctx));
+    ASSERT_EQ(fi_send(r.client.ep, "one", 4, nullptr, 0, &sctx[0]), 0);  // the posted receive
+    fi_cq_data_entry e{};
+    ASSERT_EQ(wait_cq(r.server.cq, e), 1);
+    ASSERT_EQ(wait_cq(r.client.cq, e), 1);
+    ASSERT_EQ(fi_send(r.client.ep, "two", 4, nullptr, 0, &sctx[1]), 0);  // nothing posted
+    fi_cq_err_entry err{};
+    ASSERT_EQ(wait_cq(r.client.cq, e, &err), -FI_EAVAIL);
+    EXPECT_EQ(err.op_context, &sctx[1]);
+    EXPECT_EQ(err.err, FI_ENORX);
+    EXPECT_EQ(err.prov_errno, 13);  // IBV_WC_RNR_RETRY_EXC_ERR
+    uint32_t event = 0;
+    std::vector<uint8_t> ev;
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_EQ(r.next(event, ev), 1);
+      EXPECT_EQ(event, uint32_t(FI_SHUTDOWN));
+    }
+  }
+  unsetenv("FI_VERBS_RNR_RETRY");
 }
 
 TEST(OfiRc, RejectIsConnRefusedWithTheCmData) {
