@@ -95,7 +95,6 @@ class Cq final : public Object, public WaitMember {
   FidBox<fid_cq> box_;
   Object* owner_;
   Progressable* progress_;
-  ProvErrnoText prov_text_ = nullptr;
   fi_cq_format format_;
   size_t entry_size_;
   uint32_t api_version_;
@@ -115,6 +114,7 @@ class Cq final : public Object, public WaitMember {
   std::atomic<bool> signaled_{false};
   Waiter waiter_;
   SetBinding set_;  // wait_obj FI_WAIT_SET
+  ProvErrnoText prov_text_ = nullptr;  // last: the hot members keep their offsets
 };
 
 // The 1.0 layout of fi_cq_err_entry (before err_data_size), for api_version < 1.5 callers.

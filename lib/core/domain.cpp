@@ -1,5 +1,10 @@
 #include "lib/core/domain.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+
 #include "lib/core/cntr.hpp"
 #include "lib/core/cq.hpp"
 #include "lib/core/fabric.hpp"
@@ -11,6 +16,18 @@
 
 namespace pollfab::core {
 namespace {
+// True if [addr, addr + len) is mapped memory: msync(MS_ASYNC) is ENOMEM for unmapped pages and
+// has no other effect since Linux 2.6.19.
+bool mapped(const void* addr, size_t len) {
+  if (!len) return true;
+  if (!addr) return false;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t start = reinterpret_cast<uintptr_t>(addr) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(addr) + len;
+  if (end < start) return false;  // wraps
+  return msync(reinterpret_cast<void*>(start), end - start, MS_ASYNC) == 0;
+}
+
 bool prov_key(const fi_info* info) {
   return info && info->domain_attr && mr_mode_prov_key(info->domain_attr->mr_mode);
 }
@@ -74,6 +91,8 @@ int Domain::mr_reg(const iovec* iov, size_t count, uint64_t access, uint64_t off
   const uint64_t kAccess = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |
                            FI_REMOTE_WRITE | FI_COLLECTIVE;
   if (access & ~kAccess) return -FI_EINVAL;
+  for (size_t i = 0; i < count; ++i)
+    if (!mapped(iov[i].iov_base, iov[i].iov_len)) return -FI_EFAULT;
   // The data path looks keys up under lock_ without the map's mutex: change the map under it.
   util::Guard<util::MaybeLock> g(lock());
   if (int r = mrs_.reserve(key, key)) return r;

@@ -72,7 +72,8 @@ class Domain : public Object, public Progressable {
   int poll_open(fi_poll_attr* attr, fid_poll** pollset);
   // fi_mr_reg / regv / regattr (fi_mr(3)). Default: a core::Mr over the iov (1..4 entries),
   // key from mrs(). Returns 0, -FI_EINVAL (count, access bits), -FI_EBADFLAGS, -FI_ENOKEY
-  // (requested key in use).
+  // (requested key in use), -FI_EFAULT (memory that is not mapped: a remote access would
+  // fault in the target process).
   virtual int mr_reg(const iovec* iov, size_t count, uint64_t access, uint64_t offset,
                      uint64_t key, uint64_t flags, fid_mr** mr, void* context);
   // The domain's memory regions by key.

@@ -7,6 +7,7 @@
 // timeout, fi_cntr_adderr / fi_cntr_seterr.
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
+#include <sys/mman.h>
 
 #include <cstring>
 
@@ -117,6 +118,20 @@ TEST_P(OfiRma, WriteReadWithCountersOnBothSides) {
   f.close_eps();
   ic.close();
   tc.close();
+}
+
+// Registering memory that is not mapped is refused (a remote access to it would fault).
+TEST_P(OfiRma, RegisteringUnmappedMemoryIsEfault) {
+  Ofi f(kCaps, FI_AV_MAP, FI_THREAD_DOMAIN, GetParam());
+  ASSERT_TRUE(f.ok());
+  void* p = mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  munmap(p, 1 << 20);
+  fid_mr* mr = nullptr;
+  EXPECT_EQ(fi_mr_reg(f.domain(), p, 1 << 20, FI_REMOTE_WRITE, 0, 7, 0, &mr, nullptr), -FI_EFAULT);
+  static char ok[64];
+  ASSERT_EQ(fi_mr_reg(f.domain(), ok, sizeof ok, FI_REMOTE_WRITE, 0, 7, 0, &mr, nullptr), 0);
+  fi_close(&mr->fid);
 }
 
 TEST_P(OfiRma, BadKeyRangeAndAccessAreErrorCompletionsAndTouchNothing) {
