@@ -205,25 +205,30 @@ ssize_t RcEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tagged, bo
   if (!enabled_) return -FI_EOPBADSTATE;
   if (state_.load(std::memory_order_acquire) != State::Connected) return -FI_ENOTCONN;
   ibv_sge sge[kIovLimit];
+  ibv_send_wr wr{};
+  const ssize_t total = prepare_outbound(a, inject || (flags & FI_INJECT), flags, false, sge, wr);
+  if (total < 0) return total;
+  return post_send(wr, TxOp{a.context, FI_SEND | FI_MSG, static_cast<uint32_t>(total),
+                            !inject && (!tx_selective_ || (flags & FI_COMPLETION)), TxKind::Send});
+}
+
+ssize_t RcEndpoint::prepare_outbound(const core::MsgArgs& a, bool copy_now, uint64_t flags,
+                                     bool rdma, ibv_sge* sge, ibv_send_wr& wr) const noexcept {
   uint64_t bytes = 0;
   for (size_t i = 0; i < a.count && a.iov; ++i) bytes += a.iov[i].iov_len;
+  if (copy_now && bytes > inline_max_) return -FI_EINVAL;
   // Inline when asked to copy now, or when small enough to need no registration.
-  const bool inl = (inject || (flags & FI_INJECT) || bytes <= inline_max_);
-  if ((inject || (flags & FI_INJECT)) && bytes > inline_max_) return -FI_EINVAL;
+  const bool inl = copy_now || bytes <= inline_max_;
   const ssize_t total = fill_sge(a, sge, !inl);
   if (total < 0) return total;
-  ibv_send_wr wr{};
   wr.sg_list = a.count ? sge : nullptr;
   wr.num_sge = static_cast<int>(a.count);
   wr.send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0);
-  if (flags & FI_REMOTE_CQ_DATA) {
-    wr.opcode = IBV_WR_SEND_WITH_IMM;
-    wr.imm_data = htonl(static_cast<uint32_t>(a.data));
-  } else {
-    wr.opcode = IBV_WR_SEND;
-  }
-  return post_send(wr, TxOp{a.context, FI_SEND | FI_MSG, static_cast<uint32_t>(total),
-                            !inject && (!tx_selective_ || (flags & FI_COMPLETION)), TxKind::Send});
+  const bool imm = flags & FI_REMOTE_CQ_DATA;
+  if (imm) wr.imm_data = htonl(static_cast<uint32_t>(a.data));
+  wr.opcode = rdma ? (imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE)
+                   : (imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND);
+  return total;
 }
 
 ssize_t RcEndpoint::post_send(ibv_send_wr& wr, const TxOp& op) noexcept {

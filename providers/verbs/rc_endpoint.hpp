@@ -131,6 +131,11 @@ class RcEndpoint final : public core::EndpointBase, public CmHandler {
   // original value to (result/lkey; the scratch word when the caller wants none).
   ssize_t post_atomic(const fi_msg_atomic& m, DeviceAtomic a, uint64_t operand, uint64_t compare,
                       void* result, uint32_t lkey, const TxOp& op) noexcept;
+  // The work request of a send (rdma false) or an RDMA WRITE (true) of a's buffers: inline
+  // when copy_now (above the inline size: -FI_EINVAL) or small enough, else with lkeys
+  // (fill_sge); signalled; with immediate data under FI_REMOTE_CQ_DATA. Returns the bytes.
+  ssize_t prepare_outbound(const core::MsgArgs& a, bool copy_now, uint64_t flags, bool rdma,
+                           ibv_sge* sge, ibv_send_wr& wr) const noexcept;
   // Posts one send-queue work request (wr's sg_list, opcode and remote fields filled) for op.
   ssize_t post_send(ibv_send_wr& wr, const TxOp& op) noexcept;
   void write_cm_error(int err, const void* data, size_t len) noexcept;
