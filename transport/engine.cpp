@@ -266,6 +266,7 @@ void Engine::progress() noexcept {
     }
   }
   flush();
+  tx_eager_ = true;
 }
 
 uint64_t Engine::next_deadline_ns() const noexcept {

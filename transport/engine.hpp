@@ -182,8 +182,9 @@ class Engine {
 
   // Posts a send. It completes once the target acknowledged it (FI_TRANSMIT_COMPLETE), or with
   // kOpDeliveryComplete once the target placed it in a receive buffer or discarded it
-  // (FI_DELIVERY_COMPLETE: the target answers); kOpMore leaves the flush to the next call
-  // (FI_MORE). Returns Ok (accepted; completes through the sink), NoResource (retry after
+  // (FI_DELIVERY_COMPLETE: the target answers). Its packets leave at once if it is the first
+  // post since the last progress(); later posts queue until the next progress() or a full
+  // burst (kTxBurst packets), and kOpMore (FI_MORE) always queues. Returns Ok (accepted; completes through the sink), NoResource (retry after
   // progress), TooBig (length > max_msg_size, or > inject_size for kOpInject, or > one
   // segment in datagram mode), Invalid (unknown peer or iov_count > kMaxIov).
   Status send(const SendOp& op) noexcept;
@@ -263,6 +264,8 @@ class Engine {
 
   static constexpr uint32_t kInlineUnexpectedBytes = UnexEntry::kInlineBytes;
   static constexpr uint32_t kTxQueue = 64;
+  // Packets a post flushes at, when it is not the first since progress() (transmit.cpp).
+  static constexpr uint32_t kTxBurst = 32;
   // Send slots beyond tx_size, kept for answers to peers' RMA/atomic requests.
   static constexpr uint32_t kAnswerReserve = 64;
 
@@ -372,6 +375,9 @@ class Engine {
   bool alloc_pkt(PacketBuf& out) noexcept;
   bool enqueue_tx(PacketBuf& pkt) noexcept;
   void flush() noexcept;
+  // After a post: flush unless kOpMore, if it is the first post since progress() or kTxBurst
+  // packets wait.
+  void flush_after_post(uint32_t op_flags) noexcept;
   void seal(PacketBuf& pkt) noexcept;
   // The send's completion, once the I/O layer holds no reference to its memory (zero copy):
   // until then it waits on the pinned list (release_pinned, from progress).
@@ -411,6 +417,7 @@ class Engine {
 
   PacketBuf txq_[kTxQueue];
   uint16_t txq_len_ = 0;
+  bool tx_eager_ = true;  // no post has flushed since the last progress()
   PacketBuf alloc_cache_[32];
   uint16_t alloc_cache_len_ = 0;
 

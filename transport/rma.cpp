@@ -119,7 +119,7 @@ Status Engine::rma(const RmaOp& op) noexcept {
     return Status::Ok;
   }
   queue_msg(p, m);
-  if (!(op.flags & kOpMore)) flush();
+  flush_after_post(op.flags);
   return Status::Ok;
 }
 

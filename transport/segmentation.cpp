@@ -44,7 +44,7 @@ Status Engine::send(const SendOp& op) noexcept {
     return Status::Ok;
   }
   queue_msg(p, m);
-  if (!(op.flags & kOpMore)) flush();
+  flush_after_post(op.flags);
   return Status::Ok;
 }
 

@@ -1,6 +1,10 @@
 // Engine transmit: packet buffers (allocated in bursts and cached), the tx queue flushed as one
 // burst per progress, sealing (CRC-32C), and send completions, which wait until the I/O layer
 // holds no reference to zero-copy memory (the pinned list).
+// Batching across posts: the first post after a progress() goes out at once (a ping-pong's
+// one message pays no wait); the posts after it, until the next progress(), queue and leave
+// as one tx burst at that progress() or when kTxBurst packets are queued. One tx_burst per
+// message cost a 64-byte stream half its rate over memif (docs/performance.md).
 #include "transport/engine_state.hpp"
 
 namespace pollfab::transport {
@@ -78,6 +82,14 @@ bool Engine::enqueue_tx(PacketBuf& pkt) noexcept {
   }
   txq_[txq_len_++] = pkt;
   return true;
+}
+
+void Engine::flush_after_post(uint32_t op_flags) noexcept {
+  if (op_flags & kOpMore) return;
+  if (tx_eager_ || txq_len_ >= kTxBurst) {
+    flush();
+    tx_eager_ = false;  // until the next progress(), posts batch up
+  }
 }
 
 void Engine::flush() noexcept {

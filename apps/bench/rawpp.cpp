@@ -7,6 +7,11 @@
 //   client: pollfab-rawpp -S 64,4k,1m -I 1000 SERVER_ADDR
 // Output columns: bytes, iterations, usec/xfer (half round trip), MB/sec (fi_pingpong's
 // definition: 2 * bytes * iterations / time), lost frames.
+// --rate: the packet-rate floor instead (tx-only -> rx-only, as a dpdk-testpmd txonly/rxonly
+// pair): the client sends ITERATIONS messages of each size back to back as bursts of 32 frames,
+// the server only receives and counts. Columns: bytes, messages, frames per message, Mmsg/s
+// and Mframes/s as the receiver saw them (first to last frame), lost frames (tx refused after
+// retries is not loss: the sender waits; a frame that never arrives is).
 #include <CLI/CLI.hpp>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -75,6 +80,87 @@ int serve(Run& r, apps::Oob& oob) {
   }
 }
 
+uint32_t frames_for(const Run& r, size_t size) {
+  return static_cast<uint32_t>(std::max<size_t>(1, (size + r.frame_payload - 1) / r.frame_payload));
+}
+
+// Fills n frames of a message of `size` bytes (each min(size, MTU) bytes, at least 46: the
+// frames of a multi-frame message are all full, as the ping-pong always sent them).
+void build_frames(Run& r, rte_mbuf** m, uint16_t n, size_t size) {
+  for (uint16_t i = 0; i < n; ++i) {
+    uint32_t len = std::min<uint32_t>(r.frame_payload, uint32_t(std::max<size_t>(size, 46)));
+    auto* eth = reinterpret_cast<rte_ether_hdr*>(rte_pktmbuf_append(m[i], uint16_t(14 + len)));
+    eth->dst_addr = r.peer;
+    eth->src_addr = r.port->mac();
+    eth->ether_type = rte_cpu_to_be_16(kEtherType);
+  }
+}
+
+// --rate, server side: count frames of each run until `want` arrived or the link has been idle
+// for 500 ms; report first-to-last receive time and the count over the out-of-band channel.
+int serve_rate(Run& r, apps::Oob& oob) {
+  for (;;) {
+    uint64_t want = 0;
+    if (!oob.recv_all(&want, sizeof want) || want == 0) return 0;
+    if (!oob.sync()) return 1;  // receiver ready
+    uint64_t got = 0;
+    Clock::time_point first{}, last{};
+    auto idle_deadline = Clock::now() + std::chrono::seconds(5);
+    rte_mbuf* m[64];
+    while (got < want) {
+      uint16_t n = r.port->rx_burst(m, 64);
+      if (n == 0) {
+        if (Clock::now() > idle_deadline) break;
+        continue;
+      }
+      last = Clock::now();
+      if (got == 0) first = last;
+      idle_deadline = last + std::chrono::milliseconds(500);
+      for (uint16_t i = 0; i < n; ++i) {
+        auto* eth = rte_pktmbuf_mtod(m[i], rte_ether_hdr*);
+        if (eth->ether_type == rte_cpu_to_be_16(kEtherType)) ++got;
+      }
+      rte_pktmbuf_free_bulk(m, n);
+    }
+    double us = std::chrono::duration<double, std::micro>(last - first).count();
+    if (!oob.send_all(&got, sizeof got) || !oob.send_all(&us, sizeof us)) return 1;
+  }
+}
+
+int client_rate(Run& r, apps::Oob& oob, const std::vector<size_t>& sizes, uint64_t iters) {
+  printf("%-10s %-10s %7s %12s %12s %8s\n", "bytes", "#msgs", "frames", "Mmsg/s", "Mframes/s", "lost");
+  std::vector<size_t> all{64};  // untimed warm-up first
+  all.insert(all.end(), sizes.begin(), sizes.end());
+  bool warm = true;
+  for (size_t size : all) {
+    uint64_t msgs = warm ? 1000 : iters;
+    uint32_t frames = frames_for(r, size);
+    uint64_t want = msgs * frames;
+    if (!oob.send_all(&want, sizeof want) || !oob.sync()) return 1;
+    uint64_t left = want;
+    while (left) {
+      rte_mbuf* m[32];
+      uint16_t n = static_cast<uint16_t>(std::min<uint64_t>(left, 32));
+      if (rte_pktmbuf_alloc_bulk(r.port->pool(), m, n) != 0) continue;
+      build_frames(r, m, n, size);
+      uint16_t sent = 0;
+      while (sent < n) sent += r.port->tx_burst(m + sent, n - sent);
+      left -= n;
+    }
+    uint64_t got = 0;
+    double us = 0;
+    if (!oob.recv_all(&got, sizeof got) || !oob.recv_all(&us, sizeof us)) return 1;
+    if (warm) { warm = false; continue; }
+    double fps = us > 0 ? double(got) / us : 0;  // frames per microsecond = Mframes/s
+    printf("%-10zu %-10llu %7u %12.3f %12.3f %8llu\n", size, (unsigned long long)msgs, frames,
+           fps / frames, fps, (unsigned long long)(want - got));
+    fflush(stdout);
+  }
+  uint64_t zero = 0;
+  oob.send_all(&zero, sizeof zero);
+  return 0;
+}
+
 int client(Run& r, apps::Oob& oob, const std::vector<size_t>& sizes, uint64_t iters) {
   // Untimed warm-up (memif connects asynchronously; first packets pay for setup).
   std::vector<size_t> all{64};
@@ -82,7 +168,7 @@ int client(Run& r, apps::Oob& oob, const std::vector<size_t>& sizes, uint64_t it
   bool warm = true;
   for (size_t size : all) {
     uint64_t iters_now = warm ? 200 : iters;
-    uint32_t frames = static_cast<uint32_t>(std::max<size_t>(1, (size + r.frame_payload - 1) / r.frame_payload));
+    uint32_t frames = frames_for(r, size);
     uint64_t want = iters_now * frames;
     if (!oob.send_all(&want, sizeof want)) return 1;
     uint64_t lost = 0;
@@ -93,13 +179,7 @@ int client(Run& r, apps::Oob& oob, const std::vector<size_t>& sizes, uint64_t it
         rte_mbuf* m[64];
         uint16_t n = static_cast<uint16_t>(std::min<uint32_t>(left, 64));
         if (rte_pktmbuf_alloc_bulk(r.port->pool(), m, n) != 0) continue;
-        for (uint16_t i = 0; i < n; ++i) {
-          uint32_t len = std::min<uint32_t>(r.frame_payload, uint32_t(std::max<size_t>(size, 46)));
-          auto* eth = reinterpret_cast<rte_ether_hdr*>(rte_pktmbuf_append(m[i], uint16_t(14 + len)));
-          eth->dst_addr = r.peer;
-          eth->src_addr = r.port->mac();
-          eth->ether_type = rte_cpu_to_be_16(kEtherType);
-        }
+        build_frames(r, m, n, size);
         uint16_t sent = 0;
         while (sent < n) sent += r.port->tx_burst(m + sent, n - sent);
         left -= n;
@@ -139,6 +219,8 @@ int main(int argc, char** argv) {
   std::string server, sizes_s = "64,4k,1m";
   uint64_t iters = 1000;
   uint16_t port_no = 47594;
+  bool rate = false;
+  app.add_flag("--rate", rate, "packet rate (tx-only -> rx-only) instead of ping-pong");
   app.add_option("addr", server, "server bootstrap address (client mode)");
   app.add_option("-S,--sizes", sizes_s, "message sizes");
   app.add_option("-I,--iterations", iters, "iterations per size");
@@ -183,7 +265,7 @@ int main(int argc, char** argv) {
   Run r{port.get(), {}, port->mtu()};
   rte_ether_addr mine = port->mac();
   if (!oob.send_all(&mine, sizeof mine) || !oob.recv_all(&r.peer, sizeof r.peer)) return 1;
-  if (!is_client) return serve(r, oob);
+  if (!is_client) return rate ? serve_rate(r, oob) : serve(r, oob);
   std::vector<size_t> sizes;
   size_t pos = 0;
   while (pos <= sizes_s.size()) {
@@ -192,5 +274,5 @@ int main(int argc, char** argv) {
     if (c == std::string::npos) break;
     pos = c + 1;
   }
-  return client(r, oob, sizes, iters);
+  return rate ? client_rate(r, oob, sizes, iters) : client(r, oob, sizes, iters);
 }

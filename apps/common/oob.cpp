@@ -113,6 +113,11 @@ bool Oob::recv_blob(void* buf, uint32_t cap, uint32_t& len) {
   return len <= cap && recv_all(buf, len);
 }
 
+bool Oob::readable(int timeout_ms) {
+  pollfd p{fd_, POLLIN, 0};
+  return poll(&p, 1, timeout_ms) == 1;
+}
+
 bool Oob::sync() {
   char c = 's';
   return send_all(&c, 1) && recv_all(&c, 1);

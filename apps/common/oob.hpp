@@ -19,6 +19,9 @@ class Oob {
   bool send_blob(const void* buf, uint32_t len);
   bool recv_blob(void* buf, uint32_t cap, uint32_t& len);
   bool sync();  // both sides exchange one byte
+  // True once the peer's next bytes can be read (or the channel closed) within timeout_ms (0:
+  // a check). Lets a caller keep a fabric progressing while it waits for the channel.
+  bool readable(int timeout_ms);
 
  private:
   int fd_ = -1;

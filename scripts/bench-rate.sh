@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): message rate, side by side in one run, with ratios to the raw floor.
+#   - the raw DPDK packet rate on net_memif (build/apps/pollfab-rawpp --rate: a tx-only ->
+#     rx-only pair, bursts of 32, no protocol; at 4 KiB a message is 3 frames of the MTU)
+#   - pollfab dpdk over net_memif, FI_EP_RDM, fi_send and fi_tsend (build/apps/pollfab-bench-rate:
+#     64 sends in flight, each with a completion; the receiver re-posts as receives complete)
+#   - pollfab udp and the reference libfabric's tcp;ofi_rxm on loopback inside a testbed
+#     namespace (the same tool with LD_LIBRARY_PATH on Debian's libfabric.so.1)
+# Columns: millions of messages per second at 64 B and 4 KiB (messages / (the receiver's last
+# completion - the sender's first post)), the CPU each side used per 64-byte message (all
+# threads; a busy poller uses its whole core, so this is 1 / rate unless a side idles), and the
+# ratio to the raw floor's message rate at the same size. Medians of --reps repetitions (3),
+# raw and pollfab interleaved. On a VM memif speed follows the vCPUs' placement: the cache-line
+# round trip CPU0<->CPU1 (pollfab-bench-xcore) is printed before and after.
+# Run as root. Options: --quick (fewer messages, 1 repetition), --no-build (bench-compare.sh
+# has built), --reps N.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n_raw=5000000; n_pf=2000000; n_slow=200000; reps=3; build=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) n_raw=1000000; n_pf=400000; n_slow=50000; reps=1 ;;
+    --no-build) build=0 ;;
+    --reps) reps=$2; shift ;;
+    *) echo "bench-rate: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ "$(id -u)" -eq 0 ] || { echo "bench-rate: run as root" >&2; exit 1; }
+if [ "$build" = 1 ]; then
+  scripts/install-deps.sh >/dev/null
+  scripts/build.sh >/tmp/pollfab-bench-build.log 2>&1 || { cat /tmp/pollfab-bench-build.log; exit 1; }
+fi
+P=$PWD/build/apps/pollfab
+RAW=$PWD/build/apps/pollfab-rawpp
+RATE=$PWD/build/apps/pollfab-bench-rate
+REF_LIB=/usr/lib/x86_64-linux-gnu  # Debian's libfabric.so.1 (the reference)
+out=$(mktemp -d)
+bg=""
+cleanup() {
+  [ -n "$bg" ] && kill "$bg" 2>/dev/null || true
+  wait 2>/dev/null || true
+  "$P" testbed down >/dev/null 2>&1 || true
+  [ -n "${KEEP_LOGS:-}" ] && echo "logs kept in $out" || rm -rf "$out"
+}
+trap cleanup EXIT
+
+# pair NAME SERVER_CMD... :: CLIENT_CMD...: the server in the background, then the client (each
+# bounded); the client's output lands in $out/NAME ("n/a" if the pair failed).
+pair() {
+  local name=$1; shift
+  local -a srv=() cli=()
+  while [ "$1" != "::" ]; do srv+=("$1"); shift; done
+  shift
+  cli=("$@")
+  timeout 120 "${srv[@]}" > "$out/$name.s" 2>&1 &
+  bg=$!
+  sleep 0.7
+  if ! timeout 120 "${cli[@]}" > "$out/$name" 2>&1; then
+    echo "bench-rate: $name failed: $(tail -2 "$out/$name" | tr '\n' ' ')" >&2
+    echo "n/a" > "$out/$name"
+  fi
+  wait "$bg" 2>/dev/null || true
+  bg=""
+}
+xcore() { build/apps/pollfab-bench-xcore --cpus 0,1 --ms 100 | sed -n 's/^xcore_rtt_ns=//p'; }
+
+echo "pollfab bench-rate: $(date -u +%FT%TZ), $(nproc) cores, FI_EP_RDM, window 64"
+"$P" testbed down >/dev/null 2>&1 || true
+"$P" testbed up --link memif >/dev/null
+A=$("$P" testbed addr a)
+EA=("$P" testbed exec a --)
+EB=("$P" testbed exec b --)
+x_before=$(xcore || echo n/a)
+for r in $(seq 1 "$reps"); do
+  pair "raw.$r" "${EA[@]}" "$RAW" --rate :: "${EB[@]}" "$RAW" --rate -S 64,4k -I "$n_raw" "$A"
+  pair "dpdk_msg.$r" "${EA[@]}" "$RATE" -p dpdk :: "${EB[@]}" "$RATE" -p dpdk -S 64,4k -n "$n_pf" "$A"
+  pair "dpdk_tagged.$r" "${EA[@]}" "$RATE" -p dpdk -m tagged :: \
+    "${EB[@]}" "$RATE" -p dpdk -m tagged -S 64,4k -n "$n_pf" "$A"
+done
+x_after=$(xcore || echo n/a)
+NS=(ip netns exec pollfab-a)
+pair udp "${NS[@]}" "$RATE" -p udp :: "${NS[@]}" "$RATE" -p udp -S 64,4k -n "$n_slow" 127.0.0.1
+pair rxm "${NS[@]}" env LD_LIBRARY_PATH="$REF_LIB" "$RATE" -p "tcp;ofi_rxm" :: \
+  "${NS[@]}" env LD_LIBRARY_PATH="$REF_LIB" "$RATE" -p "tcp;ofi_rxm" -S 64,4k -n "$n_slow" 127.0.0.1
+"$P" testbed down >/dev/null
+
+python3 - "$out" "$reps" "$x_before" "$x_after" <<'EOF'
+import os, statistics, sys
+out, reps, xb, xa = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+
+def rows(path):
+    """{bytes: [columns]} from a result table (header line skipped)."""
+    try:
+        lines = open(os.path.join(out, path)).read().split('\n')
+    except OSError:
+        return {}
+    return {int(l.split()[0]): l.split() for l in lines if l[:1].isdigit()}
+
+def med(name, size, col, runs):
+    v = [float(rows(f'{name}.{r}' if runs else name)[size][col])
+         for r in (range(1, reps + 1) if runs else [0]) if size in rows(f'{name}.{r}' if runs else name)]
+    return statistics.median(v) if v else None
+
+raw = {s: med('raw', s, 3, True) for s in (64, 4096)}          # Mmsg/s
+raw_f = {s: med('raw', s, 4, True) for s in (64, 4096)}        # Mframes/s
+table = [('raw DPDK floor, net_memif (packets)', raw[64], raw[4096], None, None)]
+for label, name, runs in (('pollfab dpdk msg, net_memif', 'dpdk_msg', True),
+                          ('pollfab dpdk tagged, net_memif', 'dpdk_tagged', True),
+                          ('pollfab udp msg, loopback', 'udp', False),
+                          ('reference tcp;ofi_rxm msg, loopback', 'rxm', False)):
+    table.append((label, med(name, 64, 3, runs), med(name, 4096, 3, runs),
+                  med(name, 64, 5, runs), med(name, 64, 6, runs)))
+f = lambda v, p=3: 'n/a' if v is None else f'{v:.{p}f}'
+r = lambda a, b: 'n/a' if a is None or not b else f'{a / b:.2f}'
+print(f"\n{'':38} {'64B Mmsg/s':>11} {'4KiB Mmsg/s':>12} {'cpu ns tx':>10} {'cpu ns rx':>10}   ratio to raw: 64B 4KiB")
+for label, m64, m4k, ctx, crx in table:
+    print(f"{label:38} {f(m64):>11} {f(m4k):>12} {f(ctx, 0):>10} {f(crx, 0):>10}   {r(m64, raw[64]):>10} {r(m4k, raw[4096]):>5}")
+print(f"\nraw floor frames: {f(raw_f[64])} M/s at 64 B, {f(raw_f[4096])} M/s at 4 KiB (3 frames a message).")
+print(f"medians of {reps} run(s) for raw and dpdk; udp and rxm: one run. cpu ns: per 64-byte message, each side.")
+print(f"vCPU placement, cache-line round trip CPU0<->CPU1: {xb} ns before, {xa} ns after (near < 150 ns).")
+EOF
