@@ -39,6 +39,9 @@ class Port {
   // Queue 0's Rx interrupt descriptor (level-triggered: readable while frames wait; poll(2)
   // or epoll it, never read it), or -1 if the PMD has none we use (only net_tap's today).
   int rx_intr_fd() const noexcept { return rx_intr_fd_; }
+  // A shared-memory link between processes of this host (net_memif): frames never leave its
+  // memory. (DPDK names a vdev by its driver: "net_memif0".)
+  bool shared_memory() const noexcept { return name_.rfind("net_memif", 0) == 0; }
 
   uint16_t rx_burst(rte_mbuf** m, uint16_t n) noexcept { return rte_eth_rx_burst(id_, 0, m, n); }
   uint16_t tx_burst(rte_mbuf** m, uint16_t n) noexcept { return rte_eth_tx_burst(id_, 0, m, n); }

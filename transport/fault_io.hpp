@@ -74,6 +74,10 @@ class FaultIo final : public PacketIoFilter {
   uint16_t rx_burst(PacketBuf* out, uint16_t n) noexcept override;
   void service() noexcept override;
   size_t counters(util::Counter* out, size_t max) const noexcept override;
+  // A layer that may flip bits is a link without an end-to-end check (the CRC must catch them).
+  bool end_to_end_checked() const noexcept override {
+    return !corrupts() && inner_.end_to_end_checked();
+  }
   // Held packets are released by service() when due: a sleeper wakes for the first of them.
   uint64_t next_wait_ns() const noexcept override {
     return std::min(held_.next_due_ns(), inner_.next_wait_ns());
@@ -91,6 +95,12 @@ class FaultIo final : public PacketIoFilter {
   const WindowStats& window_stats() const noexcept { return wstats_; }
 
  private:
+  bool corrupts() const noexcept {
+    if (cfg_.faults.corrupt > 0) return true;
+    for (const FaultWindow& w : cfg_.schedule)
+      if (w.override_faults && w.faults.corrupt > 0) return true;
+    return false;
+  }
   struct Held {
     PacketBuf pkt;
     Route route;  // pkt.route points here once released

@@ -130,6 +130,11 @@ class PacketIo {
   //
   // Segments of at least this many payload bytes go zero copy; UINT32_MAX = never.
   virtual uint32_t zero_copy_min_bytes() const noexcept { return UINT32_MAX; }
+  // True if the link itself delivers exactly the bytes that were sent, end to end: shared
+  // memory between processes of one host (memif), or a hardware end-to-end CRC (the
+  // InfiniBand/RoCE ICRC under verbs). transport.checksum = "auto" seals packets only on links
+  // where this is false (Ethernet NICs check a hop, not the path; TAP and kernel UDP).
+  virtual bool end_to_end_checked() const noexcept { return false; }
   // A new pin (no references yet); kNoPin if none is free (the caller copies).
   virtual PinId pin_open() noexcept { return kNoPin; }
   // Appends len bytes of caller memory at data to pkt (whose first pkt.len bytes are written):

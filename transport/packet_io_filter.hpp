@@ -32,6 +32,7 @@ class PacketIoFilter : public PacketIo {
     return inner_.counters(out, max);
   }
   uint32_t zero_copy_min_bytes() const noexcept override { return inner_.zero_copy_min_bytes(); }
+  bool end_to_end_checked() const noexcept override { return inner_.end_to_end_checked(); }
   PinId pin_open() noexcept override { return inner_.pin_open(); }
   bool attach(PacketBuf& pkt, const uint8_t* data, uint32_t len, PinId pin) noexcept override {
     return inner_.attach(pkt, data, len, pin);

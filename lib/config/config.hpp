@@ -89,7 +89,7 @@ struct TransportConfig {
   uint64_t max_unexpected_bytes = 67108864;    // bytes per endpoint, 65536..2^34
   std::string congestion_control = "swift";    // "swift" | "none"
   uint32_t cc_target_us = 100;                 // us, 1..1000000
-  bool checksum = true;                        // CRC-32C on every packet sent
+  std::string checksum = "auto";               // "auto" | "on" | "off": CRC-32C on packets sent
   std::string clock = "auto";                  // "auto" | "tsc" | "monotonic"
 
   friend bool operator==(const TransportConfig&, const TransportConfig&) = default;

@@ -47,7 +47,7 @@ constexpr bool field_fits() {
 
 // ---- helpers --------------------------------------------------------------------------------
 
-constexpr std::string_view kHuge[] = {"auto", "on", "off"};
+constexpr std::string_view kAutoOnOff[] = {"auto", "on", "off"};
 constexpr std::string_view kCongestionControl[] = {"swift", "none"};
 constexpr std::string_view kClockSource[] = {"auto", "tsc", "monotonic"};
 constexpr std::string_view kLogLevels[] = {"emergency", "alert",  "critical", "error",
@@ -194,9 +194,10 @@ bool is_gid_index(std::string_view s) {
 
 std::string check_string(Check ch, std::string& s) {
   switch (ch) {
-    case Check::Huge: return one_of(s, kHuge);
+    case Check::Huge: return one_of(s, kAutoOnOff);
     case Check::CongestionControl: return one_of(s, kCongestionControl);
     case Check::ClockSource: return one_of(s, kClockSource);
+    case Check::Checksum: return one_of(s, kAutoOnOff);
     case Check::LogLevel: return one_of(s, kLogLevels);
     case Check::Lcores:
       if (is_lcores(s)) return {};

@@ -38,6 +38,7 @@ enum class Check {
   CpuList,      // String: "" or CPUs and ranges, comma-separated (0,2-3)
   GidIndex,     // String: auto or a decimal GID table index 0..255
   ClockSource,  // String: auto | tsc | monotonic (stored lower case)
+  Checksum,     // String: auto | on | off (stored lower case)
 };
 
 constexpr size_t kNoKey = SIZE_MAX;

@@ -47,6 +47,8 @@ class DpdkIo final : public transport::PacketIo {
   void free(transport::PacketBuf* pkts, uint16_t n) noexcept override;
   void resolve(const transport::HostAddr& host, transport::Route& route) noexcept override;
   uint32_t zero_copy_min_bytes() const noexcept override { return zc_min_; }
+  // memif: shared memory between processes of this host, nothing to corrupt on the way.
+  bool end_to_end_checked() const noexcept override { return port_->shared_memory(); }
   transport::PinId pin_open() noexcept override;
   bool attach(transport::PacketBuf& pkt, const uint8_t* data, uint32_t len,
               transport::PinId pin) noexcept override;

@@ -21,7 +21,7 @@ using util::Status;
 
 namespace {
 
-transport::EngineConfig engine_config(const TransportDomain& d, const fi_info* info) {
+transport::EngineConfig engine_config(TransportDomain& d, const fi_info* info) {
   const auto& t = d.config().transport;
   transport::EngineConfig c;
   c.reliable = info->ep_attr->type != FI_EP_DGRAM;  // RDM and MSG
@@ -35,7 +35,8 @@ transport::EngineConfig engine_config(const TransportDomain& d, const fi_info* i
   c.peer_timeout_ns = uint64_t(t.peer_timeout_ms) * 1'000'000;
   c.cc = t.congestion_control != "none";
   c.cc_target_ns = uint64_t(t.cc_target_us) * 1000;
-  c.checksum = t.checksum;
+  // auto: seal where the link does not check end to end itself (transport.checksum).
+  c.checksum = t.checksum == "on" || (t.checksum == "auto" && !d.io().end_to_end_checked());
   if (info->tx_attr) {
     c.tx_size = static_cast<uint32_t>(std::max<size_t>(info->tx_attr->size, 16));
     c.inject_size = static_cast<uint32_t>(info->tx_attr->inject_size);
@@ -72,6 +73,8 @@ TransportEndpoint::TransportEndpoint(TransportDomain* dom, const fi_info* info, 
   util::Guard<util::MaybeLock> g(dom->lock());  // the assist thread may be running progress
   engine_ = std::move(engine);
   inject_size_ = engine_->config().inject_size;
+  PF_LOG(tdom_->fabric()->provider()->name(), Info, EpCtrl, "ep {}: CRC-32C on sent packets {} (transport.checksum = {})",
+         ep_id_, cfg.checksum ? "on" : "off", dom->config().transport.checksum);
 }
 
 TransportEndpoint::~TransportEndpoint() = default;

@@ -18,7 +18,7 @@ namespace pollfab::providers::packet {
 transport::CmConfig cm_config(const config::Config& cfg) noexcept {
   transport::CmConfig c;
   c.timeout_ns = uint64_t(cfg.transport.connect_timeout_ms) * 1'000'000;
-  c.checksum = cfg.transport.checksum;
+  c.checksum = cfg.transport.checksum != "off";  // connection packets: rare, always sealed unless off
   return c;
 }
 

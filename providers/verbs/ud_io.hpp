@@ -58,6 +58,8 @@ class UdIo final : public transport::PacketIo {
   ~UdIo() override;
 
   uint32_t max_packet_bytes() const noexcept override { return mtu_; }
+  // The InfiniBand/RoCE ICRC covers every packet end to end; the device drops bad ones.
+  bool end_to_end_checked() const noexcept override { return true; }
   uint16_t alloc(transport::PacketBuf* out, uint16_t n) noexcept override;
   uint16_t tx_burst(transport::PacketBuf* pkts, uint16_t n) noexcept override;
   void free(transport::PacketBuf* pkts, uint16_t n) noexcept override;

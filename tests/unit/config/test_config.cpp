@@ -290,6 +290,9 @@ TEST_F(ConfigTest, BadEnumAndFormatValues) {
   EXPECT_HAS(error_of("[dpdk]\nvdevs = [\"iface=pftap0\"]\n"), "key 'dpdk.vdevs': item 1 must be <driver>");
   EXPECT_HAS(error_of("[eal]\nlcores = \"a-b\"\n"), "key 'eal.lcores': must be");
   EXPECT_HAS(error_of("[eal]\nfile_prefix = \"a/b\"\n"), "key 'eal.file_prefix': must be");
+  EXPECT_HAS(error_of("[transport]\nchecksum = \"yes\"\n"),
+             "key 'transport.checksum': must be one of auto, on, off, got 'yes'");
+  EXPECT_HAS(error_of("[transport]\nchecksum = true\n"), "key 'transport.checksum'");  // was a bool
   // Accepted forms.
   std::string ok = write("ok.toml",
                          "[eal]\nlcores = \"0@1,(2-3)@4\"\nlog_level = \"Debug\"\n"

@@ -9,6 +9,7 @@
 #include "transport/delay_line.hpp"
 #include "transport/fault_io.hpp"
 #include "transport/testing/manual_clock.hpp"
+#include "transport/testing/mem_link.hpp"
 
 namespace pollfab::transport {
 namespace {
@@ -239,6 +240,42 @@ TEST(DelayLine, ReleasesDueItemsInOrderAndRefusesWhenFull) {
   d.drain([&](int v) { out.push_back(v); });
   EXPECT_EQ(out, (std::vector<int>{2, 1, 3, 5}));
   EXPECT_TRUE(d.empty());
+}
+
+}  // namespace
+}  // namespace pollfab::transport
+
+namespace pollfab::transport {
+namespace {
+
+using testing::ManualClock;
+using testing::MemLink;
+using testing::MemLinkConfig;
+
+// transport.checksum = auto seals packets unless the link checks end to end: a fault layer that
+// may flip bits is such a link no more, whatever it wraps.
+struct CheckedLink final : PacketIoFilter {
+  using PacketIoFilter::PacketIoFilter;
+  bool end_to_end_checked() const noexcept override { return true; }
+};
+
+TEST(FaultIoIntegrity, CorruptionMakesACheckedLinkUnchecked) {
+  ManualClock clock;
+  MemLink link(MemLinkConfig{}, clock);
+  CheckedLink checked(link.a());
+  EXPECT_FALSE(link.a().end_to_end_checked());  // the in-memory test link claims nothing
+  FaultIoConfig drops;
+  drops.faults = {0.1, 0.0, 0.0, 0.0, 1};
+  EXPECT_TRUE(FaultIo(checked, clock, drops).end_to_end_checked()) << "drops alone corrupt nothing";
+  FaultIoConfig flips;
+  flips.faults = {0.0, 0.0, 0.0, 0.01, 1};
+  EXPECT_FALSE(FaultIo(checked, clock, flips).end_to_end_checked());
+  FaultIoConfig windowed;
+  FaultWindow w;
+  w.override_faults = true;
+  w.faults.corrupt = 0.5;
+  windowed.schedule.push_back(w);
+  EXPECT_FALSE(FaultIo(checked, clock, windowed).end_to_end_checked());
 }
 
 }  // namespace
