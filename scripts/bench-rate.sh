@@ -71,23 +71,23 @@ echo "pollfab bench-rate: $(date -u +%FT%TZ), $(nproc) cores, FI_EP_RDM, window 
 A=$("$P" testbed addr a)
 EA=("$P" testbed exec a --)
 EB=("$P" testbed exec b --)
-x_before=$(xcore || echo n/a)
 for r in $(seq 1 "$reps"); do
+  xcore > "$out/xcore.$r" 2>/dev/null || echo n/a > "$out/xcore.$r"
   pair "raw.$r" "${EA[@]}" "$RAW" --rate :: "${EB[@]}" "$RAW" --rate -S 64,4k -I "$n_raw" "$A"
   pair "dpdk_msg.$r" "${EA[@]}" "$RATE" -p dpdk :: "${EB[@]}" "$RATE" -p dpdk -S 64,4k -n "$n_pf" "$A"
   pair "dpdk_tagged.$r" "${EA[@]}" "$RATE" -p dpdk -m tagged :: \
     "${EB[@]}" "$RATE" -p dpdk -m tagged -S 64,4k -n "$n_pf" "$A"
+  xcore >> "$out/xcore.$r" 2>/dev/null || echo n/a >> "$out/xcore.$r"
 done
-x_after=$(xcore || echo n/a)
 NS=(ip netns exec pollfab-a)
 pair udp "${NS[@]}" "$RATE" -p udp :: "${NS[@]}" "$RATE" -p udp -S 64,4k -n "$n_slow" 127.0.0.1
 pair rxm "${NS[@]}" env LD_LIBRARY_PATH="$REF_LIB" "$RATE" -p "tcp;ofi_rxm" :: \
   "${NS[@]}" env LD_LIBRARY_PATH="$REF_LIB" "$RATE" -p "tcp;ofi_rxm" -S 64,4k -n "$n_slow" 127.0.0.1
 "$P" testbed down >/dev/null
 
-python3 - "$out" "$reps" "$x_before" "$x_after" <<'EOF'
+python3 - "$out" "$reps" <<'EOF'
 import os, statistics, sys
-out, reps, xb, xa = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+out, reps = sys.argv[1], int(sys.argv[2])
 
 def rows(path):
     """{bytes: [columns]} from a result table (header line skipped)."""
@@ -118,5 +118,23 @@ for label, m64, m4k, ctx, crx in table:
     print(f"{label:38} {f(m64):>11} {f(m4k):>12} {f(ctx, 0):>10} {f(crx, 0):>10}   {r(m64, raw[64]):>10} {r(m4k, raw[4096]):>5}")
 print(f"\nraw floor frames: {f(raw_f[64])} M/s at 64 B, {f(raw_f[4096])} M/s at 4 KiB (3 frames a message).")
 print(f"medians of {reps} run(s) for raw and dpdk; udp and rxm: one run. cpu ns: per 64-byte message, each side.")
-print(f"vCPU placement, cache-line round trip CPU0<->CPU1: {xb} ns before, {xa} ns after (near < 150 ns).")
+# Per repetition: raw and pollfab ran back to back, so their ratio compares one placement.
+print(f"\n{'repetition':12} {'xcore ns':>14} {'raw 64B':>8} {'msg 64B':>8} {'ratio':>6} {'raw 4KiB':>9} {'msg 4KiB':>9} {'ratio':>6} {'tagged 64B':>11} {'ratio':>6}")
+ratios = {k: [] for k in ('m64', 'm4k', 't64')}
+for rep in range(1, reps + 1):
+    rw, dm, dt = rows(f'raw.{rep}'), rows(f'dpdk_msg.{rep}'), rows(f'dpdk_tagged.{rep}')
+    try:
+        x = '/'.join(open(os.path.join(out, f'xcore.{rep}')).read().split())
+    except OSError:
+        x = 'n/a'
+    g = lambda t, s, c: float(t[s][c]) if s in t else None
+    vals = (g(rw, 64, 3), g(dm, 64, 3), g(rw, 4096, 3), g(dm, 4096, 3), g(dt, 64, 3))
+    for k, a, b in (('m64', vals[1], vals[0]), ('m4k', vals[3], vals[2]), ('t64', vals[4], vals[0])):
+        if a is not None and b:
+            ratios[k].append(a / b)
+    print(f"{rep:<12} {x:>14} {f(vals[0]):>8} {f(vals[1]):>8} {r(vals[1], vals[0]):>6} {f(vals[2]):>9} {f(vals[3]):>9} {r(vals[3], vals[2]):>6} {f(vals[4]):>11} {r(vals[4], vals[0]):>6}")
+md = lambda v: f'{statistics.median(v):.2f}' if v else 'n/a'
+print(f"\nmessage rate / raw packet rate, median of per-repetition ratios: msg 64 B {md(ratios['m64'])}, "
+      f"msg 4 KiB {md(ratios['m4k'])}, tagged 64 B {md(ratios['t64'])}")
+print("xcore: cache-line round trip CPU0<->CPU1 before/after each repetition (vCPU placement; near < 150 ns).")
 EOF

@@ -255,7 +255,7 @@ void Engine::progress() noexcept {
       if (p.dead) continue;
       if (p.rto_deadline_ns && now >= p.rto_deadline_ns) on_rto(p, now);
       if (p.loss_deadline_ns && now >= p.loss_deadline_ns) detect_loss(p, now);
-      if (p.sq_next) pump(p);
+      if (p.sq_next) pump(p, now);
       if (credit_update && p.adv_credits < cfg_.window_pkts / 2 && credits_for(p) > p.adv_credits) {
         p.ack_now = true;  // window update: the sender may be waiting for credits
         if (!p.ack_pending) note_ack_pending(p);

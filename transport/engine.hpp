@@ -283,7 +283,9 @@ class Engine {
   void restart_protocol(Peer& p) noexcept;
 
   // segmentation and reassembly (segmentation.cpp)
-  void pump(Peer& p) noexcept;
+  // Sends what the windows allow of p's queue; `now` is the clock at the call (one reading per
+  // post or progress round, not one per packet).
+  void pump(Peer& p, uint64_t now) noexcept;
   bool emit_segment(Peer& p, SendMsg& m, uint32_t offset, uint32_t len, Seq32 psn,
                     bool retransmit) noexcept;
   bool deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;

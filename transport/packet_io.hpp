@@ -85,7 +85,8 @@ class PacketIo {
   virtual void resolve(const HostAddr& host, Route& route) noexcept = 0;
   // Receives up to n packets (pollfab header at data, len bytes, sender at src; contiguous,
   // ext_len 0); returns how many. Lower-layer headers are validated and stripped here: what
-  // fails is dropped and counted by the I/O layer, never handed up.
+  // fails is dropped and counted by the I/O layer, never handed up. Every field of each
+  // returned packet is written (callers may pass uninitialised storage).
   virtual uint16_t rx_burst(PacketBuf* out, uint16_t n) noexcept = 0;
   // Time-driven work of the I/O layer (held fault packets, device tx cleanup); called from
   // every progress. Never blocks.

@@ -321,7 +321,7 @@ void Engine::on_rto(Peer& p, uint64_t now) noexcept {
     p.rto_deadline_ns = 0;
     if (p.sq_next && !flow_window_open(p.flow, p.snd_nxt)) {  // persist: probe the closed window
       p.flow.persist_probe = true;
-      pump(p);
+      pump(p, now);
       rtt_on_timeout(p.rtt, cfg_.rto_max_ns);
       p.rto_deadline_ns = now + p.rtt.rto_ns;
     }

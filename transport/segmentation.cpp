@@ -49,20 +49,20 @@ Status Engine::send(const SendOp& op) noexcept {
 }
 
 void Engine::queue_msg(Peer& p, SendMsg* m) noexcept {
-  if (!p.sq_head) p.heard_ns = std::max(p.heard_ns, clock_.now_ns());  // a new wait starts now
+  const uint64_t now = clock_.now_ns();
+  if (!p.sq_head) p.heard_ns = std::max(p.heard_ns, now);  // a new wait starts now
   m->next = nullptr;
   if (p.sq_tail) p.sq_tail->next = m; else p.sq_head = m;
   p.sq_tail = m;
   if (!p.sq_next) p.sq_next = m;
-  pump(p);
+  pump(p, now);
 }
 
 uint32_t Engine::seg_cap(const SendMsg& m) const noexcept {
   return wire::is_rma(m.type) ? seg_bytes_ - uint32_t(wire::kRmaExtBytes) : seg_bytes_;
 }
 
-void Engine::pump(Peer& p) noexcept {
-  uint64_t now = clock_.now_ns();
+void Engine::pump(Peer& p, uint64_t now) noexcept {
   uint32_t limit = cfg_.window_pkts;
   if (cfg_.cc) limit = std::min(limit, cc_window(p.cc, cc_));
   while (p.sq_next && p.inflight() < limit) {

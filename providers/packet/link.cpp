@@ -119,7 +119,14 @@ void Link::progress() noexcept {
 }
 
 bool Link::progress_locked() noexcept {
-  transport::PacketBuf bufs[32];
+  // On the stack (lock_.pass() below lets another thread run a round of its own meanwhile),
+  // left uninitialised: rx_burst writes every field of what it returns, and a value-initialised
+  // array was 2 KiB of stores on every poll.
+  union Burst {
+    Burst() noexcept {}
+    transport::PacketBuf b[32];
+  } burst;
+  transport::PacketBuf* bufs = burst.b;
   uint16_t n = io_->rx_burst(bufs, 32);
   const uint64_t rx_ns = n ? clock_.now_ns() : 0;  // one clock read per burst, not per packet
   for (uint16_t i = 0; i < n; ++i) {
