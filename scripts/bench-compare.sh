@@ -16,11 +16,13 @@
 # A third table: `pollfab pingpong --cpu` at 64 B over memif and udp (loopback) under manual and
 # automatic progress, polling or waiting on the FI_GETWAIT descriptor: latency and the CPU
 # seconds each side used per 10,000 round trips.
+# Last, scripts/bench-rate.sh: message rate at 64 B and 4 KiB (pollfab dpdk over memif, msg and
+# tagged; pollfab udp; the reference tcp;ofi_rxm) against the raw packet-rate floor on memif.
 # Run as root. Options: --quick (fewer iterations).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-i64=20000; i4k=10000; i1m=300; iw=10000
-if [ "${1:-}" = "--quick" ]; then i64=2000; i4k=1000; i1m=50; iw=2000; fi
+i64=20000; i4k=10000; i1m=300; iw=10000; rate_args=()
+if [ "${1:-}" = "--quick" ]; then i64=2000; i4k=1000; i1m=50; iw=2000; rate_args=(--quick); fi
 [ "$(id -u)" -eq 0 ] || { echo "bench-compare: run as root" >&2; exit 1; }
 scripts/install-deps.sh >/dev/null
 scripts/build.sh >/tmp/pollfab-bench-build.log 2>&1 || { cat /tmp/pollfab-bench-build.log; exit 1; }
@@ -140,3 +142,6 @@ for link in memif udp; do
 done
 echo "poll: busy polling fi_cq_read; fd: fi_trywait, then poll(2) on FI_GETWAIT. auto: a progress"
 echo "thread per port. CPU: all threads of each process during the $iw round trips, per 10,000."
+
+echo
+scripts/bench-rate.sh --no-build "${rate_args[@]}"
