@@ -35,20 +35,12 @@
 #include <vector>
 
 #include "apps/common/oob.hpp"
+#include "apps/common/sizes.hpp"
 
 namespace pollfab::apps {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-size_t parse_size(const std::string& s) {
-  size_t mult = 1;
-  std::string n = s;
-  char c = n.empty() ? 0 : static_cast<char>(tolower(n.back()));
-  if (c == 'k') mult = 1024; else if (c == 'm') mult = 1 << 20; else if (c == 'g') mult = 1 << 30;
-  if (mult != 1) n.pop_back();
-  return static_cast<size_t>(std::stoull(n)) * mult;
-}
 
 std::vector<size_t> sizes_for(const std::string& spec, size_t max) {
   std::vector<size_t> v;
@@ -64,13 +56,7 @@ std::vector<size_t> sizes_for(const std::string& spec, size_t max) {
   if (spec.empty()) {
     for (size_t s = 8; s <= (1u << 20); s *= 2) v.push_back(s);
   } else {
-    size_t pos = 0;
-    while (pos <= spec.size()) {
-      size_t comma = spec.find(',', pos);
-      v.push_back(parse_size(spec.substr(pos, comma - pos)));
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
-    }
+    v = parse_size_list(spec);
   }
   std::vector<size_t> out;
   for (size_t s : v) if (s <= max) out.push_back(s);

@@ -26,11 +26,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "apps/common/oob.hpp"
+#include "apps/common/sizes.hpp"
 
 using namespace pollfab;
 using Clock = std::chrono::steady_clock;
@@ -89,14 +91,6 @@ uint64_t cpu_ns() {
   getrusage(RUSAGE_SELF, &u);
   auto ns = [](const timeval& t) { return uint64_t(t.tv_sec) * 1000000000ull + uint64_t(t.tv_usec) * 1000ull; };
   return ns(u.ru_utime) + ns(u.ru_stime);
-}
-
-size_t parse_size(std::string s) {
-  size_t mult = 1;
-  char c = s.empty() ? 0 : static_cast<char>(tolower(s.back()));
-  if (c == 'k') mult = 1024; else if (c == 'm') mult = 1 << 20;
-  if (mult != 1) s.pop_back();
-  return std::stoull(s) * mult;
 }
 
 int open_ofi(Ofi& o, const Args& a, size_t max_size) {
@@ -311,14 +305,14 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   std::vector<size_t> sizes;
-  size_t pos = 0, max_size = 64;
-  while (pos <= a.sizes.size()) {
-    size_t c = a.sizes.find(',', pos);
-    sizes.push_back(parse_size(a.sizes.substr(pos, c - pos)));
-    max_size = std::max(max_size, sizes.back());
-    if (c == std::string::npos) break;
-    pos = c + 1;
+  try {
+    sizes = apps::parse_size_list(a.sizes);
+  } catch (const std::exception&) {
+    fprintf(stderr, "pollfab-bench-rate: -S %s: not a list of sizes\n", a.sizes.c_str());
+    return 2;
   }
+  size_t max_size = 64;
+  for (size_t s : sizes) max_size = std::max(max_size, s);
   apps::Oob oob;
   std::string err;
   bool sender = !a.server.empty();

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "apps/common/oob.hpp"
+#include "apps/common/sizes.hpp"
 #include "dpdk_glue/eal.hpp"
 #include "dpdk_glue/port.hpp"
 #include "lib/config/loader.hpp"
@@ -35,14 +36,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr uint16_t kEtherType = 0x88b5;
-
-size_t parse_size(std::string s) {
-  size_t mult = 1;
-  char c = s.empty() ? 0 : static_cast<char>(tolower(s.back()));
-  if (c == 'k') mult = 1024; else if (c == 'm') mult = 1 << 20;
-  if (mult != 1) s.pop_back();
-  return std::stoull(s) * mult;
-}
 
 struct Run {
   dpdk_glue::Port* port;
@@ -266,13 +259,6 @@ int main(int argc, char** argv) {
   rte_ether_addr mine = port->mac();
   if (!oob.send_all(&mine, sizeof mine) || !oob.recv_all(&r.peer, sizeof r.peer)) return 1;
   if (!is_client) return rate ? serve_rate(r, oob) : serve(r, oob);
-  std::vector<size_t> sizes;
-  size_t pos = 0;
-  while (pos <= sizes_s.size()) {
-    size_t c = sizes_s.find(',', pos);
-    sizes.push_back(parse_size(sizes_s.substr(pos, c - pos)));
-    if (c == std::string::npos) break;
-    pos = c + 1;
-  }
+  std::vector<size_t> sizes = apps::parse_size_list(sizes_s);
   return rate ? client_rate(r, oob, sizes, iters) : client(r, oob, sizes, iters);
 }
