@@ -23,7 +23,8 @@ echo "pollfab bench-path: $(date -u +%FT%TZ)"
 
 for size in 64 4096; do
   (cd "$out" && valgrind --tool=callgrind --callgrind-out-file="$out/cg.$size" \
-     "$B" --benchmark_filter="BM_MessageCounted/$size/1" >/dev/null 2>&1)
+     "$B" --benchmark_filter="BM_MessageCounted/$size/1" >"$out/vg.$size" 2>&1) ||
+    { echo "bench-path: callgrind failed:"; tail -5 "$out/vg.$size"; exit 1; } >&2
   callgrind_annotate --inclusive=yes "$out/cg.$size" > "$out/ann.$size" 2>/dev/null
 done
 

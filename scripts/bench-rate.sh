@@ -21,7 +21,8 @@ while [ $# -gt 0 ]; do
   case $1 in
     --quick) n_raw=1000000; n_pf=400000; n_slow=50000; reps=1 ;;
     --no-build) build=0 ;;
-    --reps) reps=$2; shift ;;
+    --reps) reps=${2:-}; shift
+            [[ "$reps" =~ ^[1-9][0-9]*$ ]] || { echo "bench-rate: --reps needs a count" >&2; exit 2; } ;;
     *) echo "bench-rate: unknown option $1" >&2; exit 2 ;;
   esac
   shift

@@ -240,6 +240,8 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
 // ---- progress --------------------------------------------------------------------------------
 
 void Engine::progress() noexcept {
+  // What posts queued leaves first: loss detection and probes below then see it as sent.
+  if (txq_len_) flush();
   if (pinned_head_) release_pinned();
   if (cfg_.reliable) {
     uint64_t now = clock_.now_ns();

@@ -182,9 +182,10 @@ class Engine {
 
   // Posts a send. It completes once the target acknowledged it (FI_TRANSMIT_COMPLETE), or with
   // kOpDeliveryComplete once the target placed it in a receive buffer or discarded it
-  // (FI_DELIVERY_COMPLETE: the target answers). Its packets leave at once if it is the first
-  // post since the last progress(); later posts queue until the next progress() or a full
-  // burst (kTxBurst packets), and kOpMore (FI_MORE) always queues. Returns Ok (accepted; completes through the sink), NoResource (retry after
+  // (FI_DELIVERY_COMPLETE: the target answers). Reliable mode: its packets leave at once if it
+  // is the first post since the last progress(); later posts queue until the next progress()
+  // or a full burst (kTxBurst packets), and kOpMore (FI_MORE) always queues. Datagrams always
+  // leave at once. Returns Ok (accepted; completes through the sink), NoResource (retry after
   // progress), TooBig (length > max_msg_size, or > inject_size for kOpInject, or > one
   // segment in datagram mode), Invalid (unknown peer or iov_count > kMaxIov).
   Status send(const SendOp& op) noexcept;
@@ -242,6 +243,9 @@ class Engine {
   bool busy() const noexcept;
   // True if no send of ours waits for an acknowledgement.
   bool sends_settled() const noexcept;
+  // Sends what posts have queued now (before a disconnect or a close, which must not overtake
+  // data the application posted before them).
+  void flush_posted() noexcept { flush(); }
   // Acknowledges everything received at the next progress() (close-time flush).
   void ack_all_now() noexcept;
   // Time (ns) the last packet was received, 0 if none.
@@ -376,7 +380,10 @@ class Engine {
   // transmit: buffers, batching, send completions (transmit.cpp)
   bool alloc_pkt(PacketBuf& out) noexcept;
   bool enqueue_tx(PacketBuf& pkt) noexcept;
-  void flush() noexcept;
+  // Hands the queued packets to the link. Data segments that waited in the queue since their
+  // post get their send time restamped (one clock reading), so a wait for the next progress()
+  // never counts as network RTT (RTT samples, RACK, the congestion controller).
+  void flush(bool restamp = true) noexcept;
   // After a post: flush unless kOpMore, if it is the first post since progress() or kTxBurst
   // packets wait.
   void flush_after_post(uint32_t op_flags) noexcept;
@@ -418,6 +425,7 @@ class Engine {
   std::vector<uint32_t> rma_free_;  // free RmaSlot indexes
 
   PacketBuf txq_[kTxQueue];
+  TxSlot* txq_slot_[kTxQueue] = {};  // the data segment's window slot, for the restamp; or null
   uint16_t txq_len_ = 0;
   bool tx_eager_ = true;  // no post has flushed since the last progress()
   PacketBuf alloc_cache_[32];

@@ -89,6 +89,7 @@ void Engine::pump(Peer& p, uint64_t now) noexcept {
     s.offset = off;
     s.len = len;
     s.sent_ns = now;
+    if (txq_len_) txq_slot_[txq_len_ - 1] = &s;  // still queued: restamped when it leaves
     s.tx_count = 1;
     s.sacked = false;
     ++p.snd_nxt;

@@ -80,24 +80,38 @@ bool Engine::enqueue_tx(PacketBuf& pkt) noexcept {
     flush();
     if (txq_len_ == kTxQueue) return false;
   }
+  txq_slot_[txq_len_] = nullptr;
   txq_[txq_len_++] = pkt;
   return true;
 }
 
 void Engine::flush_after_post(uint32_t op_flags) noexcept {
   if (op_flags & kOpMore) return;
-  if (tx_eager_ || txq_len_ >= kTxBurst) {
-    flush();
+  if (tx_eager_) {
+    flush(false);  // stamped by this very post
     tx_eager_ = false;  // until the next progress(), posts batch up
+  } else if (txq_len_ >= kTxBurst) {
+    flush();
   }
 }
 
-void Engine::flush() noexcept {
+void Engine::flush(bool restamp) noexcept {
   if (!txq_len_) return;
   uint16_t n = io_.tx_burst(txq_, txq_len_);
   stats_.tx_pkts += n;
+  if (restamp) {
+    uint64_t now = 0;
+    for (uint16_t i = 0; i < n; ++i) {
+      if (!txq_slot_[i]) continue;
+      if (!now) now = clock_.now_ns();
+      txq_slot_[i]->sent_ns = now;
+    }
+  }
   if (n < txq_len_) {
-    for (uint16_t i = n; i < txq_len_; ++i) txq_[i - n] = txq_[i];
+    for (uint16_t i = n; i < txq_len_; ++i) {
+      txq_[i - n] = txq_[i];
+      txq_slot_[i - n] = txq_slot_[i];
+    }
   }
   txq_len_ = static_cast<uint16_t>(txq_len_ - n);
 }

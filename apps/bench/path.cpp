@@ -7,9 +7,9 @@
 //                        completion (the sink writes a CQ entry into a ring), re-post of the
 //                        receive, ACK (coalesced, send_ack / on_ack), send completion. Items/s
 //                        in the report are messages/s on one core doing both sides.
-//   BM_Message/<bytes>/0 the same without the CRC (transport.checksum = false)
+//   BM_Message/<bytes>/0 the same without the CRC (transport.checksum = off)
 //   BM_WireEncodeSeal, BM_WireDecodeVerify: the 72-byte header alone, with its CRC
-// scripts/bench-path.sh runs BM_Message under callgrind and prints instructions per message for
+// scripts/bench-path.sh runs BM_MessageCounted (a fixed 96,000 messages) under callgrind and prints instructions per message for
 // each step (the functions above, inclusive). A benchmark, not a test.
 #include <benchmark/benchmark.h>
 

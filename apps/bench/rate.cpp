@@ -9,8 +9,10 @@
 // run has messages left (at most 1024) and re-posts as they complete. Names are exchanged out
 // of band (TCP); the out-of-band channel also starts each size and returns the receiver's end
 // time and CPU time.
-// Columns per size: bytes, messages, window, Mmsg/s (messages / (receiver's last completion -
-// sender's first post), one monotonic clock on one machine), MB/s (payload), CPU ns per message
+// Both processes must run on one machine: the rate is messages / (the receiver's last
+// completion - the sender's first post) on CLOCK_MONOTONIC, which only one host shares. Both
+// sides need the same -S (the receiver sizes its buffers from its own).
+// Columns per size: bytes, messages, window, Mmsg/s, MB/s (payload), CPU ns per message
 // of the sender and of the receiver (getrusage over the run: every thread of the process, so a
 // progress thread counts).
 #include <CLI/CLI.hpp>
@@ -182,6 +184,11 @@ int receive(Ofi& o, apps::Oob& oob, const Args& a) {
     Round rd{};
     await_oob(o, oob);
     if (!oob.recv_all(&rd, sizeof rd) || rd.msgs == 0) return 0;
+    if (rd.size * kMaxPosted > o.buf.size()) {  // its buffers hold kMaxPosted of its own -S
+      fprintf(stderr, "pollfab-bench-rate: the sender's %llu-byte messages exceed the receiver's -S "
+              "(give both sides the same -S)\n", (unsigned long long)rd.size);
+      return 1;
+    }
     uint64_t posted = 0, got = 0;
     size_t slots = std::min<uint64_t>(kMaxPosted, rd.msgs);
     for (size_t s = 0; s < slots; ++s, ++posted) {

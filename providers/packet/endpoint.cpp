@@ -120,6 +120,10 @@ int TransportEndpoint::enable() {
 }
 
 void TransportEndpoint::linger() noexcept {
+  if (engine_) {  // posts queued for the next progress leave now, lingering or not
+    util::Guard<util::MaybeLock> g(tdom_->lock());
+    engine_->flush_posted();
+  }
   const uint64_t cap_ns = uint64_t(tdom_->config().transport.linger_ms) * 1'000'000;
   if (!engine_ || !engine_->config().reliable || cap_ns == 0) return;
   constexpr uint64_t kQuietNs = 20'000'000;  // no packet for this long: peers are settled

@@ -61,6 +61,7 @@ int TransportEndpoint::accept(const void* param, size_t paramlen) noexcept {
 int TransportEndpoint::shutdown(uint64_t) noexcept {
   if (!cm_) return -FI_EOPNOTSUPP;
   util::Guard<util::MaybeLock> g(tdom_->lock());
+  if (engine_) engine_->flush_posted();  // data posted before fi_shutdown goes out before it
   const util::Status st = cm_->shutdown();
   if (st != util::Status::Ok) return -core::fi_errno_of(st);
   peer_gone_ = true;  // data calls now fail with -FI_ENOTCONN

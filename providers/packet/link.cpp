@@ -198,6 +198,10 @@ void Link::enable_auto(const config::Config& cfg) {
 
 bool Link::prepare_wait() noexcept {
   util::Guard<util::MaybeLock> g(lock_);
+  // Work due now (packets posts queued for the next progress, an ACK owed at once): not safe
+  // to sleep. fi_trywait answers -FI_EAGAIN, and the application's next read sends them.
+  for (const Receiver* r : rx_)
+    if (r && r->next_deadline_ns() == 0) return false;
   if (io_->prepare_wait()) return true;
   // No descriptor to sleep on (dpdk until Rx interrupts): a sleeper on an object's eventfd is
   // still woken by the completions the liveness assist's (or the automatic thread's) progress

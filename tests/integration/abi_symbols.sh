@@ -26,12 +26,14 @@ echo "compat entries of the reference (not provided yet): $(compat "$ref" | wc -
 # No pollfab binary or library may need the reference libfabric (or any libfabric at all,
 # except the drop-in itself, which is libfabric.so.1). Test clients of the API (under tests/,
 # e.g. test_ofi_api) link the drop-in on purpose: theirs must resolve to the drop-in, never to
-# the reference, with no LD_LIBRARY_PATH help.
+# the reference, with no LD_LIBRARY_PATH help. So does the message-rate benchmark
+# (apps/pollfab-bench-rate), a libfabric application that scripts/bench-rate.sh also runs on the
+# reference by LD_LIBRARY_PATH.
 dropin=$(readlink -f "$ours")
 while IFS= read -r f; do
   if readelf -d "$f" 2>/dev/null | grep -q 'NEEDED.*libfabric'; then
     case "$f" in
-      "$build"/tests/*)
+      "$build"/tests/*|"$build"/apps/pollfab-bench-rate)
         got=$(env -u LD_LIBRARY_PATH ldd "$f" | awk '$1 == "libfabric.so.1" {print $3}')
         if [ -z "$got" ] || [ "$(readlink -f "$got")" != "$dropin" ]; then
           echo "FAIL: $f loads libfabric.so.1 from '$got', not the drop-in $dropin"; fail=1

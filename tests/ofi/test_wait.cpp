@@ -148,6 +148,36 @@ TEST(OfiWait, TrywaitThenPollTheFdWakesOnThePeersSend) {
   EXPECT_EQ(fi_cq_sread(rx.cq, &e, 1, nullptr, 0), -FI_EAGAIN);  // the signal is consumed
 }
 
+// Sends posted back to back leave together at the next progress call (docs/performance.md);
+// fi_trywait must not let the application sleep while they wait for it.
+TEST(OfiWait, TrywaitRefusesWhilePostedSendsWaitToLeave) {
+  WaitNode rx(FI_WAIT_NONE), tx(FI_WAIT_FD);
+  const fi_addr_t to_rx = tx.insert(rx);
+  rx.insert(tx);
+  constexpr int kN = 3;
+  char in[kN][16], out[kN][16];
+  fi_context rctx[kN], sctx[kN];
+  for (int i = 0; i < kN; ++i) {
+    std::memset(out[i], 'a' + i, sizeof out[i]);
+    ASSERT_EQ(fi_recv(rx.ep, in[i], sizeof in[i], nullptr, FI_ADDR_UNSPEC, &rctx[i]), 0);
+  }
+  fid* fids[] = {&tx.cq->fid};
+  fi_cq_entry e;
+  for (int i = 0; i < kN; ++i) ASSERT_EQ(fi_send(tx.ep, out[i], sizeof out[i], nullptr, to_rx, &sctx[i]), 0);
+  // The first send left at once; the other two wait for a call: not safe to block yet.
+  EXPECT_EQ(fi_trywait(tx.fabric, fids, 1), -FI_EAGAIN);
+  int tries = 0;
+  while (fi_trywait(tx.fabric, fids, 1) == -FI_EAGAIN && tries++ < 1000) fi_cq_read(tx.cq, &e, 1);
+  ASSERT_LT(tries, 1000);
+  // The sender sleeps now; the receiver (this thread, polling) gets all three.
+  int got = 0;
+  const auto end = Clock::now() + 5s;
+  while (got < kN && Clock::now() < end)
+    if (fi_cq_read(rx.cq, &e, 1) == 1) ++got;
+  EXPECT_EQ(got, kN);
+  for (int i = 0; i < kN; ++i) EXPECT_EQ(in[i][0], 'a' + i);
+}
+
 TEST(OfiWait, SignalWakesAndCloseCancelsABlockedReader) {
   WaitNode n(FI_WAIT_FD);
   std::atomic<ssize_t> got{1};
