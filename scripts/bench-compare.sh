@@ -28,15 +28,7 @@ scripts/install-deps.sh >/dev/null
 scripts/build.sh >/tmp/pollfab-bench-build.log 2>&1 || { cat /tmp/pollfab-bench-build.log; exit 1; }
 P=$PWD/build/apps/pollfab
 RAW=$PWD/build/apps/pollfab-rawpp
-out=$(mktemp -d)
-bg=""
-cleanup() {
-  [ -n "$bg" ] && kill "$bg" 2>/dev/null || true
-  wait 2>/dev/null || true
-  "$P" testbed down >/dev/null 2>&1 || true
-  [ -n "${KEEP_LOGS:-}" ] && echo "logs kept in $out" || rm -rf "$out"
-}
-trap cleanup EXIT
+. scripts/lib/bench_env.sh  # $out, $bg, the cleanup trap
 
 . scripts/lib/pingpong_pair.sh  # pp (one fi_pingpong pair), val (its result columns)
 

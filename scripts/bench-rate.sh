@@ -36,15 +36,7 @@ P=$PWD/build/apps/pollfab
 RAW=$PWD/build/apps/pollfab-rawpp
 RATE=$PWD/build/apps/pollfab-bench-rate
 REF_LIB=/usr/lib/x86_64-linux-gnu  # Debian's libfabric.so.1 (the reference)
-out=$(mktemp -d)
-bg=""
-cleanup() {
-  [ -n "$bg" ] && kill "$bg" 2>/dev/null || true
-  wait 2>/dev/null || true
-  "$P" testbed down >/dev/null 2>&1 || true
-  [ -n "${KEEP_LOGS:-}" ] && echo "logs kept in $out" || rm -rf "$out"
-}
-trap cleanup EXIT
+. scripts/lib/bench_env.sh  # $out, $bg, the cleanup trap
 
 # pair NAME SERVER_CMD... :: CLIENT_CMD...: the server in the background, then the client (each
 # bounded); the client's output lands in $out/NAME ("n/a" if the pair failed).
