@@ -13,7 +13,8 @@ Engine::Engine(const EngineConfig& cfg, PacketIo& io, Clock& clock, CompletionSi
                                              cfg.max_unexpected_bytes)),
       matcher_(own_matcher_.get()) {
   cfg_.window_pkts = util::next_pow2(std::clamp<uint32_t>(cfg_.window_pkts, 8, 4096));
-  wmask_ = cfg_.window_pkts - 1;
+  cfg_.reorder_window_pkts =
+      util::next_pow2(std::clamp<uint32_t>(cfg_.reorder_window_pkts, cfg_.window_pkts, 4096));
   if (cfg_.epoch == 0) {
     std::random_device rd;
     do cfg_.epoch = rd(); while (cfg_.epoch == 0);
@@ -44,10 +45,7 @@ Engine::Engine(const EngineConfig& cfg, PacketIo& io, Clock& clock, CompletionSi
 Engine::~Engine() {
   for (auto& pp : peers_) {
     Peer& p = *pp;
-    if (p.held) {
-      for (uint32_t i = 0; i < cfg_.window_pkts; ++i)
-        if (p.held[i].data) io_.free(&p.held[i], 1);
-    }
+    p.held.clear([this](PacketBuf& pkt) { io_.free(&pkt, 1); });
   }
   for (auto& pp : peers_) {  // claimed messages still arriving are no longer queued
     if (pp->cur_unex && pp->cur_unex->queue == UnexEntry::Queue::None)
@@ -90,8 +88,11 @@ PeerId Engine::create_peer(const PeerAddr& addr) {
   p->heard_ns = clock_.now_ns();
   restart_protocol(*p);
   if (cfg_.reliable) {
+    // Rings of window_pkts slots; they grow to reorder_window_pkts only for a peer whose
+    // traffic needs it (a stream under loss), so a many-peer job pays for the small ones.
     p->txw = std::make_unique<TxSlot[]>(cfg_.window_pkts);
-    p->held = std::make_unique<PacketBuf[]>(cfg_.window_pkts);
+    p->txw_mask = cfg_.window_pkts - 1;
+    p->held.init(cfg_.window_pkts);
   }
   PeerId id = static_cast<PeerId>(peers_.size());
   peers_.push_back(std::move(p));
@@ -105,6 +106,7 @@ void Engine::restart_protocol(Peer& p) noexcept {
   rtt_restart(p.rtt, cfg_.rto_initial_ns);
   flow_restart(p.flow, cfg_.window_pkts);
   p.high_sacked = Seq32(0);
+  p.sacked = 0;
   p.rack_xmit_ns = p.loss_deadline_ns = 0;
   cc_restart(p.cc, cc_);
   p.data_rx_ns = 0;
@@ -164,7 +166,7 @@ PeerStats Engine::peer_stats(PeerId id) const noexcept {
 
 uint32_t Engine::held_packets() const noexcept {
   uint32_t n = 0;
-  for (auto& p : peers_) n += p->held_count;
+  for (auto& p : peers_) n += p->held.count();
   return n;
 }
 
@@ -252,13 +254,14 @@ void Engine::progress() noexcept {
       Peer& p = *peers_[i];
       // A packet held at rcv_nxt that could not be delivered (unexpected budget full) gets
       // another chance once receives are posted or unexpected messages consumed.
-      if (p.held_count && p.held[p.rcv_nxt.raw() & wmask_].data) drain_held(p, static_cast<PeerId>(i));
+      if (p.held.has(p.rcv_nxt)) drain_held(p, static_cast<PeerId>(i));
       if (cfg_.peer_timeout_ns && !p.dead) check_liveness(p, static_cast<PeerId>(i), now);
       if (p.dead) continue;
       if (p.rto_deadline_ns && now >= p.rto_deadline_ns) on_rto(p, now);
       if (p.loss_deadline_ns && now >= p.loss_deadline_ns) detect_loss(p, now);
       if (p.sq_next) pump(p, now);
-      if (credit_update && p.adv_credits < cfg_.window_pkts / 2 && credits_for(p) > p.adv_credits) {
+      if (credit_update && p.adv_credits < cfg_.reorder_window_pkts / 2 &&
+          credits_for(p) > p.adv_credits) {
         p.ack_now = true;  // window update: the sender may be waiting for credits
         if (!p.ack_pending) note_ack_pending(p);
       }

@@ -4,9 +4,11 @@
 // through PacketIo, time through Clock, and reports completions to a CompletionSink.
 //
 // Reliable mode (FI_EP_RDM), per peer:
-//   send window   = [snd_una, snd_nxt), snd_nxt - snd_una <= window_pkts
-//   receive window= [rcv_nxt, rcv_nxt + window_pkts); packets above rcv_nxt are held (not
-//                   copied) until the gap fills, then delivered in PSN order
+//   send window   = [snd_una, snd_nxt): at most window_pkts (and cwnd) of it in the "pipe"
+//                   (sent, not SACKed: RFC 6675), its span snd_nxt - snd_una at most
+//                   reorder_window_pkts, so a hole under repair does not stop new data
+//   receive window= [rcv_nxt, rcv_nxt + reorder_window_pkts); packets above rcv_nxt are held
+//                   (not copied) until the gap fills, then delivered in PSN order
 //   ACK           = cumulative ack_psn (= rcv_nxt) + SACK bitmap of held packets (64 bits in the
 //                   header, the rest of the window in an Ack's payload), the receiver's credits
 //                   and how long it held the ACK (ack_delay_ns); piggybacked on every data
@@ -18,7 +20,7 @@
 //                   estimator on ack_delay-corrected samples, Karn's rule, exponential backoff
 //                   between rto_min and rto_max) resends the oldest and every overdue packet
 //   flow control  = the receiver advertises credits (packets past ack_psn it accepts: the
-//                   window, less when its unexpected-message budget runs low); a sender never
+//                   reorder window, less when its unexpected-message budget runs low); a sender never
 //                   passes ack_psn + credits except for one persist probe per RTO
 //   congestion    = Swift-like delay-based AIMD per peer (cc): cwnd grows by cc_ai per RTT
 //                   while the corrected RTT is within cc_target_ns of the lowest seen, shrinks
@@ -89,7 +91,12 @@ struct EngineConfig {
   bool reliable = true;                  // RDM (true) or DGRAM (false)
   uint16_t ep_id = 0;                    // this endpoint's id (pollfab header src_ep)
   uint32_t epoch = 0;                    // incarnation; 0 = pick a random one
-  uint32_t window_pkts = 256;            // power of two, 8..4096
+  uint32_t window_pkts = 256;            // packets in the pipe (and cwnd's cap); power of two, 8..4096
+  // PSNs past the cumulative ACK a receiver holds out of order and a sender may have
+  // outstanding (window_pkts of them not SACKed): room to keep sending while a hole is repaired,
+  // about two RTTs. Power of two, window_pkts..4096 (raised to window_pkts if below). Memory per
+  // peer: this many 32-byte send slots and held-packet slots.
+  uint32_t reorder_window_pkts = 1024;
   uint32_t ack_coalesce_pkts = 16;       // standalone ACK after this many unacked packets
   uint64_t ack_delay_ns = 20'000;        // standalone ACK if nothing piggybacked it by then
   uint64_t rto_min_ns = 1'000'000;
@@ -299,6 +306,7 @@ class Engine {
   // reliability: receive window and ACKs, loss recovery (reliability.cpp)
   void on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h) noexcept;
   void drain_held(Peer& p, PeerId pid) noexcept;
+  bool grow_send_ring(Peer& p) noexcept;
   void note_ack_pending(Peer& p) noexcept;
   void fill_ack(Peer& p, wire::Header& h, uint8_t* ext) noexcept;
   uint16_t build_sack(Peer& p, uint64_t& sack, uint8_t* ext) noexcept;
@@ -404,7 +412,6 @@ class Engine {
   Clock& clock_;
   CompletionSink& sink_;
   uint32_t seg_bytes_ = 0;
-  uint32_t wmask_ = 0;
 
   std::vector<std::unique_ptr<Peer>> peers_;
   std::unordered_map<PeerAddr, PeerId, PeerAddrHash> peer_index_;

@@ -7,6 +7,7 @@
 #include "transport/engine.hpp"
 #include "transport/flow_control.hpp"
 #include "transport/iov.hpp"
+#include "transport/reorder_buffer.hpp"
 #include "transport/rtt.hpp"
 
 namespace pollfab::transport {
@@ -87,7 +88,11 @@ struct Engine::Peer {
 
   // send side: segmentation (segmentation.cpp) and reliability (reliability.cpp)
   Seq32 snd_una, snd_nxt;
-  std::unique_ptr<TxSlot[]> txw;  // window_pkts slots indexed by psn & mask
+  // window_pkts slots indexed by psn & txw_mask, grown to reorder_window_pkts when the span
+  // of the send window needs them (Engine::grow_send_ring)
+  std::unique_ptr<TxSlot[]> txw;
+  uint32_t txw_mask = 0;
+  uint32_t sacked = 0;            // packets in [snd_una, snd_nxt) SACKed
   SendMsg* sq_head = nullptr;     // FIFO of messages not yet fully acknowledged
   SendMsg* sq_tail = nullptr;
   SendMsg* sq_next = nullptr;     // first message with segments left to send
@@ -101,8 +106,7 @@ struct Engine::Peer {
 
   // receive side: reliability (PSN window, ACKs) and reassembly (segmentation.cpp)
   Seq32 rcv_nxt;
-  std::unique_ptr<PacketBuf[]> held;  // window_pkts slots, data == nullptr when empty
-  uint32_t held_count = 0;
+  ReorderBuffer held;                 // packets above rcv_nxt (reorder_buffer.hpp)
   RecvEntry* cur_recv = nullptr;      // message being reassembled into a posted receive
   UnexEntry* cur_unex = nullptr;      // ... or into an unexpected buffer
   uint32_t cur_msg_len = 0, cur_flags = 0;
@@ -125,7 +129,13 @@ struct Engine::Peer {
   uint64_t tx_pkts = 0, tx_bytes = 0, rx_pkts = 0, rx_bytes = 0, retx_pkts = 0, dup_pkts = 0;
   uint64_t rto_events = 0;
 
+  // Sent and not yet cumulatively acknowledged: the span of the send window, in PSNs.
   uint32_t inflight() const noexcept { return static_cast<uint32_t>(snd_nxt - snd_una); }
+  // RFC 6675's "pipe": of those, the ones not known to have arrived (not SACKed). A lost packet
+  // counts once, through its retransmission (loss detection resends it when it marks it lost).
+  uint32_t pipe() const noexcept { return inflight() - sacked; }
+  TxSlot& slot(Seq32 psn) noexcept { return txw[psn.raw() & txw_mask]; }
+  uint32_t send_ring_slots() const noexcept { return txw_mask + 1; }
 };
 
 }  // namespace pollfab::transport

@@ -58,14 +58,9 @@ void Engine::reset_peer(Peer& p, PeerId pid, Status st) noexcept {
     complete_send(m, st);
   }
   p.sq_tail = p.sq_next = nullptr;
-  for (uint32_t i = 0; i < cfg_.window_pkts; ++i) {
-    p.txw[i] = TxSlot{};
-    if (p.held[i].data) {
-      io_.free(&p.held[i], 1);
-      p.held[i].data = nullptr;
-    }
-  }
-  p.held_count = 0;
+  if (p.txw)
+    for (uint32_t i = 0; i < p.send_ring_slots(); ++i) p.txw[i] = TxSlot{};
+  p.held.clear([this](PacketBuf& pkt) { io_.free(&pkt, 1); });
   restart_protocol(p);
   fail_current(p, pid, st);
   if (p.rma_answer) {  // a write was being received: its answer is moot

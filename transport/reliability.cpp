@@ -27,35 +27,33 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
     if (!p.ack_pending) note_ack_pending(p);
     return;
   }
-  if (static_cast<uint32_t>(d) >= cfg_.window_pkts) {
+  if (static_cast<uint32_t>(d) >= cfg_.reorder_window_pkts ||
+      (static_cast<uint32_t>(d) >= p.held.slots() &&
+       !p.held.grow(cfg_.reorder_window_pkts, p.rcv_nxt))) {
     ++stats_.drop_window;
     io_.free(&pkt, 1);
     return;
   }
   if (d > 0) {  // ahead of a gap: hold it (no copy) until the gap fills
-    PacketBuf& slot = p.held[psn.raw() & wmask_];
-    if (slot.data) {
+    if (p.held.has(psn)) {
       ++stats_.dup_pkts;
       ++p.dup_pkts;
       io_.free(&pkt, 1);
       p.ack_now = true;
     } else {
-      slot = pkt;
-      ++p.held_count;
+      p.held.put(psn, pkt);
       ++stats_.ooo_pkts;
       // SACK news: at once for a new hole (the packet before this one is missing), else with
       // every few packets that extend the run above it.
-      const bool new_hole = d == 1 || !p.held[(psn - 1).raw() & wmask_].data;
+      const bool new_hole = d == 1 || !p.held.has(psn - 1);
       if (new_hole || p.ack_pending + 1 >= kOooAckEvery) p.ack_now = true;
     }
     note_ack_pending(p);
     return;
   }
-  PacketBuf& stale = p.held[psn.raw() & wmask_];
-  if (stale.data) {  // an earlier copy was held and could not be delivered yet: use this one
+  if (p.held.has(psn)) {  // an earlier copy was held and could not be delivered yet: use this one
+    PacketBuf stale = p.held.take(psn);
     io_.free(&stale, 1);
-    stale.data = nullptr;
-    --p.held_count;
   }
   if (!deliver(p, pid, h, pkt.data + wire::kHeaderBytes)) {
     // No room to buffer it: not acknowledged (the sender resends later), but answered at once
@@ -70,20 +68,18 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
   ++p.rcv_nxt;
   note_ack_pending(p);
   if (h.flags & wire::kAckReq) p.ack_now = true;
-  if (p.held_count) drain_held(p, pid);
+  if (!p.held.empty()) drain_held(p, pid);
 }
 
 void Engine::drain_held(Peer& p, PeerId pid) noexcept {
   bool any = false;
-  while (p.held_count) {
-    PacketBuf& slot = p.held[p.rcv_nxt.raw() & wmask_];
-    if (!slot.data) break;
+  while (p.held.has(p.rcv_nxt)) {
+    const PacketBuf& slot = p.held.at(p.rcv_nxt);
     wire::Header h;
     wire::decode(slot.data, slot.len, h);  // validated on arrival
     if (!deliver(p, pid, h, slot.data + wire::kHeaderBytes)) break;
-    io_.free(&slot, 1);
-    slot.data = nullptr;
-    --p.held_count;
+    PacketBuf done = p.held.take(p.rcv_nxt);
+    io_.free(&done, 1);
     ++p.rcv_nxt;
     note_ack_pending(p);
     any = true;
@@ -96,34 +92,37 @@ void Engine::note_ack_pending(Peer& p) noexcept {
 }
 
 // A message landing in a posted receive (this one, or the next if receives are waiting) costs
-// no buffer: the whole window is open. Otherwise the window shrinks with what is left of the
+// no buffer: the whole reorder window is open. Otherwise the window shrinks with what is left of the
 // unexpected-message budget, so a sender cannot push more than we could buffer (the rest would
 // be dropped and resent).
 uint16_t Engine::credits_for(const Peer& p) const noexcept {
   return receiver_credits(p.cur_recv || matcher_->has_posted(), matcher_->unexpected_free_bytes(),
-                          seg_bytes_, cfg_.window_pkts);
+                          seg_bytes_, cfg_.reorder_window_pkts);
 }
 
+// SACK of the held packets: bit i for PSN rcv_nxt + 1 + i, i < 64 in the header's sack, the
+// rest (up to the reorder window) in ext, little-endian bytes (docs/wire-format.md). Returns
+// ext's length; without ext (a piggybacked ACK), 1 if the SACK does not fit the header.
 uint16_t Engine::build_sack(Peer& p, uint64_t& sack, uint8_t* ext) noexcept {
   sack = 0;
-  if (!p.held_count) return 0;
+  if (p.held.empty()) return 0;
+  const uint32_t span = p.held.slots() - 1;  // PSNs rcv_nxt + 1 .. rcv_nxt + span
   uint16_t ext_len = 0;
   uint32_t found = 0;
-  for (uint32_t i = 0; i + 1 < cfg_.window_pkts && found < p.held_count; ++i) {
-    if (!p.held[(p.rcv_nxt + 1 + i).raw() & wmask_].data) continue;
-    ++found;
-    if (i < 64) {
-      sack |= 1ull << i;
-    } else if (ext) {
-      uint32_t j = i - 64;
-      if (j / 8 >= ext_len) {
-        std::memset(ext + ext_len, 0, j / 8 + 1 - ext_len);
-        ext_len = static_cast<uint16_t>(j / 8 + 1);
-      }
-      ext[j / 8] |= static_cast<uint8_t>(1u << (j % 8));
-    } else {
-      return 1;  // more SACK information than the header carries
+  for (uint32_t i = 0; i < span && found < p.held.count(); i += 64) {
+    uint64_t w = p.held.bits64(p.rcv_nxt + 1 + i);
+    if (span - i < 64) w &= (1ull << (span - i)) - 1;
+    found += static_cast<uint32_t>(__builtin_popcountll(w));
+    if (i == 0) {
+      sack = w;
+      continue;
     }
+    if (!w) continue;
+    if (!ext) return 1;  // more SACK information than the header carries
+    const uint32_t at = (i - 64) / 8;
+    if (at > ext_len) std::memset(ext + ext_len, 0, at - ext_len);
+    for (uint32_t b = 0; b < 8; ++b) ext[at + b] = static_cast<uint8_t>(w >> (8 * b));
+    ext_len = static_cast<uint16_t>(at + (63 - __builtin_clzll(w)) / 8 + 1);
   }
   return ext_len;
 }
@@ -178,32 +177,62 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
   // Flow control: the window edge only moves forward (a shrinking offer is not taken back
   // from packets already sent; RFC 9293 3.8.6).
   flow_on_ack(p.flow, ack, h.credits, p.snd_nxt);
-  if (ack > p.snd_una) {
-    bool have = false;
-    uint64_t sample = 0;
-    uint32_t acked = static_cast<uint32_t>(ack - p.snd_una);
-    for (Seq32 s = p.snd_una; s < ack; ++s) {
-      TxSlot& t = p.txw[s.raw() & wmask_];
-      // Karn: no samples from retransmitted packets; nor from SACKed ones (their ACK came
-      // long before this cumulative one, the gap would count recovery time as RTT).
-      if (t.tx_count == 1 && !t.sacked) {
-        sample = now - t.sent_ns;
-        have = true;
-      }
-      if (!t.sacked) p.rack_xmit_ns = std::max(p.rack_xmit_ns, t.sent_ns);
-      t.msg = nullptr;
-      t.sacked = false;
+  // SACK scoreboard: mark newly SACKed packets. The newest first transmission among them is an
+  // RTT sample (RFC 8985 takes one from every delivered packet): while a hole holds the
+  // cumulative ACK, SACKs are the only news of the path's delay, for RACK's timing and for
+  // congestion control.
+  uint64_t sacked_sent_ns = 0;
+  auto mark = [&](Seq32 s) {
+    if (s >= p.snd_nxt) return false;
+    TxSlot& t = p.slot(s);
+    if (!t.sacked && t.msg) {
+      t.sacked = true;
+      ++p.sacked;
+      p.rack_xmit_ns = std::max(p.rack_xmit_ns, t.sent_ns);
+      if (t.tx_count == 1) sacked_sent_ns = std::max(sacked_sent_ns, t.sent_ns);
     }
-    p.snd_una = ack;
-    uint64_t delay = sample;
-    if (have) {
-      delay = rtt_sample(p.rtt, sample, h.ack_delay_ns);
-      stats_.srtt_ns = p.rtt.srtt_ns;
+    if (s > p.high_sacked || p.high_sacked < p.snd_una) p.high_sacked = s;
+    return true;
+  };
+  for (uint64_t bits = h.sack; bits; bits &= bits - 1)
+    if (!mark(ack + 1 + static_cast<uint32_t>(__builtin_ctzll(bits)))) break;
+  for (uint32_t j = 0; j < ext_len * 8; ++j)
+    if ((ext[j / 8] >> (j % 8)) & 1)
+      if (!mark(ack + 65 + j)) break;
+
+  bool have = false;
+  uint64_t sample = 0;
+  const uint32_t acked = static_cast<uint32_t>(ack - p.snd_una);
+  for (Seq32 s = p.snd_una; s < ack; ++s) {
+    TxSlot& t = p.slot(s);
+    // Karn: no samples from retransmitted packets; nor from SACKed ones (their ACK came
+    // long before this cumulative one, the gap would count recovery time as RTT).
+    if (t.tx_count == 1 && !t.sacked) {
+      sample = now - t.sent_ns;
+      have = true;
     }
-    rtt_on_ack(p.rtt, cfg_.rto_min_ns, cfg_.rto_max_ns);
+    if (!t.sacked) p.rack_xmit_ns = std::max(p.rack_xmit_ns, t.sent_ns);
+    else --p.sacked;
+    t.msg = nullptr;
+    t.sacked = false;
+  }
+  if (!have && sacked_sent_ns) {
+    sample = now - sacked_sent_ns;
+    have = true;
+  }
+  uint64_t delay = sample;
+  if (have) {
+    delay = rtt_sample(p.rtt, sample, h.ack_delay_ns);
+    stats_.srtt_ns = p.rtt.srtt_ns;
+  }
+  if (acked || have) {
     if (cfg_.cc &&
         cc_on_ack(p.cc, cc_, acked, delay, have, p.rtt.min_rtt_ns, p.rtt.srtt_ns, now))
       ++stats_.cc_decreases;
+  }
+  if (acked) {
+    p.snd_una = ack;
+    rtt_on_ack(p.rtt, cfg_.rto_min_ns, cfg_.rto_max_ns);
     while (p.sq_head && p.sq_head->segmented && p.sq_head->last_psn < p.snd_una) {
       SendMsg* m = p.sq_head;
       p.sq_head = m->next;
@@ -216,27 +245,11 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
     p.loss_deadline_ns = 0;
     return;
   }
-  // SACK scoreboard: mark newly SACKed packets, then find the lost ones.
-  auto mark = [&](Seq32 s) {
-    if (s >= p.snd_nxt) return false;
-    TxSlot& t = p.txw[s.raw() & wmask_];
-    if (!t.sacked && t.msg) {
-      t.sacked = true;
-      p.rack_xmit_ns = std::max(p.rack_xmit_ns, t.sent_ns);
-    }
-    if (s > p.high_sacked || p.high_sacked < p.snd_una) p.high_sacked = s;
-    return true;
-  };
-  for (uint64_t bits = h.sack; bits; bits &= bits - 1)
-    if (!mark(ack + 1 + static_cast<uint32_t>(__builtin_ctzll(bits)))) break;
-  for (uint32_t j = 0; j < ext_len * 8; ++j)
-    if ((ext[j / 8] >> (j % 8)) & 1)
-      if (!mark(ack + 65 + j)) break;
   detect_loss(p, now);
 }
 
 bool Engine::resend(Peer& p, Seq32 psn, uint64_t now) noexcept {
-  TxSlot& t = p.txw[psn.raw() & wmask_];
+  TxSlot& t = p.slot(psn);
   if (!emit_segment(p, *t.msg, t.offset, t.len, psn, true)) return false;
   ++t.tx_count;
   t.sent_ns = now;
@@ -264,7 +277,7 @@ void Engine::arm_probe(Peer& p) noexcept {
   if (!p.inflight() || p.loss_deadline_ns) return;
   // As in detect_loss: a SACKed oldest packet is not probed (it arrived; the receiver holds it
   // because it cannot deliver it yet). Only its cumulative ACK is missing: the RTO's business.
-  const TxSlot& t = p.txw[p.snd_una.raw() & wmask_];
+  const TxSlot& t = p.slot(p.snd_una);
   if (!t.msg || t.sacked) return;
   p.loss_deadline_ns = next_probe_ns(t, loss_timing(p).pto);
 }
@@ -285,7 +298,7 @@ void Engine::detect_loss(Peer& p, uint64_t now) noexcept {
   uint32_t above = 0;
   Seq32 top = p.high_sacked > p.snd_una ? p.high_sacked : p.snd_una;
   for (Seq32 s = top; s >= p.snd_una; s = s - 1) {
-    TxSlot& t = p.txw[s.raw() & wmask_];
+    TxSlot& t = p.slot(s);
     if (t.sacked) { ++above; if (s == p.snd_una) break; continue; }
     if (!t.msg) { if (s == p.snd_una) break; continue; }
     bool lost = false;
@@ -336,10 +349,10 @@ void Engine::on_rto(Peer& p, uint64_t now) noexcept {
   // scoreboard stays valid.
   Seq32 oldest = p.snd_una;
   for (Seq32 s = p.snd_una; s < p.snd_nxt; ++s) {
-    TxSlot& t = p.txw[s.raw() & wmask_];
+    TxSlot& t = p.slot(s);
     if (!t.sacked && t.msg) { oldest = s; break; }
   }
-  if (p.txw[oldest.raw() & wmask_].msg) resend(p, oldest, now);
+  if (p.slot(oldest).msg) resend(p, oldest, now);
   if (cfg_.cc && cc_on_timeout(p.cc, cc_, p.rtt.backoff, p.rtt.srtt_ns, now)) ++stats_.cc_decreases;
   rtt_on_timeout(p.rtt, cfg_.rto_max_ns);
   p.rto_deadline_ns = now + p.rtt.rto_ns;

@@ -2,6 +2,8 @@
 // of max_packet_bytes - header (zero copy: attached from the application's buffer when the I/O
 // layer can), and on receive placing each segment straight into the matched receive buffer (or
 // the unexpected buffer) at its offset, in PSN order.
+#include <new>
+
 #include "transport/engine_state.hpp"
 
 namespace pollfab::transport {
@@ -62,10 +64,35 @@ uint32_t Engine::seg_cap(const SendMsg& m) const noexcept {
   return wire::is_rma(m.type) ? seg_bytes_ - uint32_t(wire::kRmaExtBytes) : seg_bytes_;
 }
 
+// The send ring starts at window_pkts slots; a peer whose send window spans more (the
+// receiver's credits allow it, a hole is being repaired) gets reorder_window_pkts once. Slots
+// keep their PSNs; a queued segment's restamp pointer follows its slot. False when the ring is
+// at its largest or memory is short (the sender waits for ACKs, as before).
+bool Engine::grow_send_ring(Peer& p) noexcept {
+  const uint32_t old_slots = p.send_ring_slots(), slots = cfg_.reorder_window_pkts;
+  if (old_slots >= slots) return false;
+  std::unique_ptr<TxSlot[]> ring(new (std::nothrow) TxSlot[slots]);
+  if (!ring) return false;
+  TxSlot* const old = p.txw.get();
+  for (Seq32 s = p.snd_una; s < p.snd_nxt; ++s) ring[s.raw() & (slots - 1)] = p.slot(s);
+  for (uint16_t i = 0; i < txq_len_; ++i) {
+    TxSlot* t = txq_slot_[i];
+    if (t < old || t >= old + old_slots) continue;
+    const Seq32 psn = p.snd_una + ((uint32_t(t - old) - p.snd_una.raw()) & p.txw_mask);
+    txq_slot_[i] = &ring[psn.raw() & (slots - 1)];
+  }
+  p.txw = std::move(ring);
+  p.txw_mask = slots - 1;
+  return true;
+}
+
 void Engine::pump(Peer& p, uint64_t now) noexcept {
+  // What may be in flight is the pipe (not SACKed: RFC 6675), so packets that arrived above a
+  // hole make room for new ones while the hole is repaired; the span of the send window is
+  // bounded by the receiver's credits and by the send ring.
   uint32_t limit = cfg_.window_pkts;
   if (cfg_.cc) limit = std::min(limit, cc_window(p.cc, cc_));
-  while (p.sq_next && p.inflight() < limit) {
+  while (p.sq_next && p.pipe() < limit) {
     if (!flow_window_open(p.flow, p.snd_nxt)) {  // the receiver's window is closed
       if (!p.flow.persist_probe) {
         if (!p.flow.credit_stalled) ++stats_.credit_stalls;
@@ -74,6 +101,7 @@ void Engine::pump(Peer& p, uint64_t now) noexcept {
       }
       ++stats_.credit_probes;
     }
+    if (p.inflight() >= p.send_ring_slots() && !grow_send_ring(p)) break;
     SendMsg& m = *p.sq_next;
     uint32_t off = m.next_offset;
     uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(seg_cap(m), m.len - off));
@@ -84,7 +112,7 @@ void Engine::pump(Peer& p, uint64_t now) noexcept {
       rma_slots_[m.rma_slot].psn_known = true;
     }
     p.flow.persist_probe = false;
-    TxSlot& s = p.txw[psn.raw() & wmask_];
+    TxSlot& s = p.slot(psn);
     s.msg = &m;
     s.offset = off;
     s.len = len;

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -46,6 +47,7 @@ struct Params {
   uint32_t size = 1 << 20, msgs = 64, depth = 4;
   uint64_t rate_mbps = 25000, latency_us = 2, queue_us = 300;
   uint32_t window = 256;
+  uint32_t reorder_window = 1024;
   bool cc = true;
   uint64_t seed = 1;
   double dup = 0, reorder = 0;
@@ -58,7 +60,7 @@ Result run(const Params& pr, double drop) {
   lc.rate_mbps = pr.rate_mbps;
   lc.latency_ns = pr.latency_us * 1000;
   lc.queue_limit_ns = pr.queue_us * 1000;
-  lc.pool_buffers = 4 * pr.window + 1024;
+  lc.pool_buffers = 4 * std::max(pr.window, pr.reorder_window) + 1024;
   lc.reorder_delay_ns = pr.reorder_us * 1000;
   lc.fault_ab.dup = lc.fault_ba.dup = pr.dup;
   lc.fault_ab.reorder = lc.fault_ba.reorder = pr.reorder;
@@ -71,6 +73,7 @@ Result run(const Params& pr, double drop) {
   ca.ep_id = 1;
   cb.ep_id = 2;
   ca.window_pkts = cb.window_pkts = pr.window;
+  ca.reorder_window_pkts = cb.reorder_window_pkts = pr.reorder_window;
   ca.cc = cb.cc = pr.cc;
   ca.peer_timeout_ns = cb.peer_timeout_ns = 0;
   Sink sa, sb;
@@ -146,7 +149,9 @@ int main(int argc, char** argv) {
   app.add_option("--rate-mbps", pr.rate_mbps, "link rate, Mbit/s");
   app.add_option("--latency-us", pr.latency_us, "one-way latency, us");
   app.add_option("--queue-us", pr.queue_us, "switch queue limit, us of serialisation (0 = unbounded)");
-  app.add_option("--window", pr.window, "transport window, packets");
+  app.add_option("--window", pr.window, "packets in flight (the pipe), transport.window_pkts");
+  app.add_option("--reorder-window", pr.reorder_window,
+                 "PSNs past the cumulative ACK, transport.reorder_window_pkts");
   app.add_option("--seed", pr.seed, "fault seed");
   app.add_flag("--no-cc", no_cc, "congestion control off");
   app.add_option("--dup", pr.dup, "duplication probability (both directions)");
@@ -155,9 +160,9 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   pr.cc = !no_cc;
 
-  fmt::print("in-memory link: {} Mbit/s, {} us one way, queue {} us, window {} pkts, cc {}, "
-             "{} x {} B, depth {}, dup {}, reorder {}\n", pr.rate_mbps, pr.latency_us,
-             pr.queue_us, pr.window, pr.cc ? "on" : "off", pr.msgs, pr.size, pr.depth, pr.dup,
+  fmt::print("in-memory link: {} Mbit/s, {} us one way, queue {} us, window {} pkts, "
+             "reorder window {}, cc {}, {} x {} B, depth {}, dup {}, reorder {}\n", pr.rate_mbps,
+             pr.latency_us, pr.queue_us, pr.window, pr.reorder_window, pr.cc ? "on" : "off", pr.msgs, pr.size, pr.depth, pr.dup,
              pr.reorder);
   fmt::print("{:>7} {:>12} {:>7} {:>9} {:>6} {:>7} {:>7} {:>7}\n", "drop%", "goodput MB/s",
              "ratio", "retx/tx", "RTOs", "fastrx", "rackrx", "cc_dec");

@@ -4,7 +4,8 @@
 // key's unit, range and help); the initializers below are the built-in defaults and equal the
 // schema's default_text (checked by tests/unit/config). Values obtained from load()
 // (lib/config/loader.hpp) are validated: ranges, powers of two, enumerations and address
-// formats hold, and rto_min_us <= rto_initial_us <= rto_max_us, ack_coalesce_pkts <= window_pkts.
+// formats hold, and rto_min_us <= rto_initial_us <= rto_max_us, ack_coalesce_pkts <= window_pkts <=
+// reorder_window_pkts.
 //
 // Thread-safety: a Config is a plain value. It is immutable after load(): keep it const and
 // share it freely between threads.
@@ -80,6 +81,7 @@ struct TransportConfig {
   uint32_t rto_max_us = 100000;                // us, 1..60000000
   uint32_t rto_initial_us = 1000;              // us, 1..60000000
   uint32_t window_pkts = 256;                  // packets in flight per peer, power of two 8..4096
+  uint32_t reorder_window_pkts = 1024;         // packets, power of two 8..4096, >= window_pkts
   uint32_t ack_coalesce_pkts = 16;             // packets, 1..4096 and <= window_pkts
   uint32_t ack_delay_us = 20;                  // us, 0..1000000
   uint32_t peer_timeout_ms = 10000;            // ms, 100..3600000

@@ -41,8 +41,8 @@ struct LoadResult {
 //   /path/x.toml:5:15: key 'transport.window_pkts': must be a power of two between 8 and 4096, got 100
 //   FI_DPDK_FAULT_DROP: must be a probability between 0 and 1, got 2
 // Relations between keys (rto_min_us <= rto_initial_us <= rto_max_us, ack_coalesce_pkts <=
-// window_pkts, a fixed dpdk.mac or dpdk.ipv4 only with a single port) are checked last and
-// blame the key set last. On success, config->source is the file's path or "defaults".
+// window_pkts <= reorder_window_pkts, a fixed dpdk.mac or dpdk.ipv4 only with a single port)
+// are checked last and blame the key set last. On success, config->source is the file's path or "defaults".
 LoadResult load(std::string_view provider, const char* explicit_path = nullptr);
 
 // The environment variable that overrides key k for provider: "FI_" + upper(provider) + "_" +

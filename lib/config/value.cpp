@@ -446,6 +446,8 @@ std::vector<CrossError> cross_check(const Config& c) {
   le(idx("transport", "rto_min_us"), t.rto_min_us, idx("transport", "rto_max_us"), t.rto_max_us);
   le(idx("transport", "ack_coalesce_pkts"), t.ack_coalesce_pkts, idx("transport", "window_pkts"),
      t.window_pkts);
+  le(idx("transport", "window_pkts"), t.window_pkts, idx("transport", "reorder_window_pkts"),
+     t.reorder_window_pkts);
   // Senders never probe: between two backed-off retransmissions (up to rto_max apart) a live
   // peer is silent, so a shorter peer timeout would declare it dead.
   if (uint64_t(t.peer_timeout_ms) * 1000 < 2 * uint64_t(t.rto_max_us)) {

@@ -104,7 +104,7 @@ TEST_F(ConfigTest, SchemaIsCompleteAndConsistent) {
     // The struct's initializers are the schema's defaults.
     EXPECT_EQ(value_text(Config{}, k), k.default_text) << name;
   }
-  EXPECT_EQ(schema().size(), 58u);
+  EXPECT_EQ(schema().size(), 59u);
   EXPECT_EQ(std::string(key("dpdk", "mtu").unit), "bytes");
   EXPECT_EQ(std::string(key("transport", "rto_min_us").unit), "us");
   EXPECT_EQ(std::string(key("fault", "drop").unit), "probability");
@@ -160,6 +160,7 @@ TEST_F(ConfigTest, IntFieldsHoldTheirWholeRange) {
       std::string text = b >= 9.2e18 ? "9223372036854775807" : std::to_string(int64_t(b));
       if (std::strcmp(k.key, "rto_min_us") == 0 || std::strcmp(k.key, "rto_max_us") == 0 ||
           std::strcmp(k.key, "rto_initial_us") == 0 || std::strcmp(k.key, "window_pkts") == 0 ||
+          std::strcmp(k.key, "reorder_window_pkts") == 0 ||
           std::strcmp(k.key, "ack_coalesce_pkts") == 0 || std::strcmp(k.key, "peer_timeout_ms") == 0)
         continue;  // related keys; covered by CrossChecks
       setenv(var.c_str(), text.c_str(), 1);
@@ -343,6 +344,13 @@ TEST_F(ConfigTest, CrossChecksBlameTheKeySetLast) {
   EXPECT_HAS(error_of("[transport]\nack_coalesce_pkts = 64\nwindow_pkts = 32\n"), "key 'transport.ack_coalesce_pkts': must not exceed "
                         "'transport.window_pkts' (32), got 64 ('transport.window_pkts' set by " +
                         p + ":3:15)");
+  // The pipe cannot be larger than the room to reorder in, whichever key moved last.
+  EXPECT_EQ(error_of("[transport]\nwindow_pkts = 2048\n"),
+            p + ":2:15: key 'transport.window_pkts': must not exceed "
+                "'transport.reorder_window_pkts' (1024), got 2048");
+  EXPECT_HAS(error_of("[transport]\nwindow_pkts = 256\nreorder_window_pkts = 128\n"),
+             "key 'transport.window_pkts': must not exceed 'transport.reorder_window_pkts' "
+             "(128), got 256 ('transport.reorder_window_pkts' set by " + p + ":3:23)");
   EXPECT_HAS(error_of("[transport]\npeer_timeout_ms = 150\n"),
              "key 'transport.peer_timeout_ms': must be at least twice 'transport.rto_max_us' "
              "(100000 us), got 150 ms");

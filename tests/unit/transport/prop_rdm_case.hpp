@@ -13,6 +13,7 @@ class RdmCase {
   struct Params {
     uint64_t seed = 0;
     uint32_t window_pkts = 256;
+    uint32_t reorder_window_pkts = 1024;
     uint32_t ack_coalesce = 16;
     uint64_t unexpected_budget = 64ull << 20;
     bool failure_detection = false;
@@ -166,6 +167,7 @@ class RdmCase {
     EngineConfig c;
     c.epoch = uint32_t(mix(p.seed + 11 + side)) | 1;  // deterministic incarnations
     c.window_pkts = p.window_pkts;
+    c.reorder_window_pkts = p.reorder_window_pkts;
     c.ack_coalesce_pkts = p.ack_coalesce;
     c.max_unexpected_bytes = p.unexpected_budget;
     c.inject_size = kInjectSize;

@@ -55,6 +55,10 @@ RC_GTEST_PROP(Prop, RdmExactlyOnceInOrderIntactUnderFaultSchedules, ()) {
   RdmCase::Params p;
   p.seed = *rc::gen::arbitrary<uint64_t>().as("fault_seed");
   p.window_pkts = *rc::gen::elementOf(std::vector<uint32_t>{8, 16, 64, 256}).as("window_pkts");
+  // The reorder window: as large as the pipe (no room beyond it), or up to 16x and the default.
+  p.reorder_window_pkts = *rc::gen::elementOf(std::vector<uint32_t>{
+      p.window_pkts, 2 * p.window_pkts, 16 * p.window_pkts, 1024}).as("reorder_window_pkts");
+  p.reorder_window_pkts = std::max(p.reorder_window_pkts, p.window_pkts);
   p.ack_coalesce = *rc::gen::elementOf(std::vector<uint32_t>{1, 4, 16}).as("ack_coalesce_pkts");
   p.unexpected_budget =
       *rc::gen::weightedElement<uint64_t>({{4, 64ull << 20}, {1, 256ull << 10}, {1, 4096ull}})
@@ -62,8 +66,9 @@ RC_GTEST_PROP(Prop, RdmExactlyOnceInOrderIntactUnderFaultSchedules, ()) {
   p.failure_detection = *rc::gen::arbitrary<bool>().as("failure_detection (10 s timeout)");
   p.tx_size = *rc::gen::weightedElement<uint32_t>({{4, 1024}, {1, 4}, {1, 1}}).as("tx_size");
   p.rx_size = *rc::gen::weightedElement<uint32_t>({{4, 1024}, {1, 4}, {1, 1}}).as("rx_size");
-  // A small packet pool: enough for both windows and the engines' allocation caches.
-  p.link_buffers = *rc::gen::weightedElement<uint32_t>({{4, 16384}, {1, 4 * p.window_pkts + 160}})
+  // A small packet pool: enough for both reorder windows and the engines' allocation caches.
+  p.link_buffers =
+      *rc::gen::weightedElement<uint32_t>({{4, 16384}, {1, 4 * p.reorder_window_pkts + 160}})
                         .as("link pool_buffers");
   p.zero_copy_min = *rc::gen::weightedElement<uint32_t>({{2, UINT32_MAX}, {1, 0}, {1, 700}})
                          .as("zero_copy_min_bytes");
