@@ -23,6 +23,12 @@ Engine::Engine(const EngineConfig& cfg, PacketIo& io, Clock& clock, CompletionSi
                  cfg_.window_pkts};
   uint32_t maxpkt = io_.max_packet_bytes();
   seg_bytes_ = maxpkt > wire::kHeaderBytes ? maxpkt - uint32_t(wire::kHeaderBytes) : 0;
+  // An ACK carries the SACK of the whole reorder window: (window - 64) / 8 bytes of payload
+  // must fit a packet (small MTUs) and the wire's limit.
+  const uint32_t sack_room = std::min<uint32_t>(seg_bytes_, uint32_t(wire::kMaxSackExtBytes));
+  while (cfg_.reorder_window_pkts > cfg_.window_pkts && cfg_.reorder_window_pkts > 64 &&
+         (cfg_.reorder_window_pkts - 64) / 8 > sack_room)
+    cfg_.reorder_window_pkts /= 2;
   zc_min_ = cfg_.reliable ? io_.zero_copy_min_bytes() : UINT32_MAX;
   if (!cfg_.reliable) cfg_.max_msg_size = std::min<uint64_t>(cfg_.max_msg_size, seg_bytes_);
   cfg_.max_msg_size = std::min<uint64_t>(cfg_.max_msg_size, 0xffffffffull);
@@ -107,6 +113,7 @@ void Engine::restart_protocol(Peer& p) noexcept {
   flow_restart(p.flow, cfg_.window_pkts);
   p.high_sacked = Seq32(0);
   p.sacked = 0;
+  p.rcv_window = cfg_.reorder_window_pkts;
   p.rack_xmit_ns = p.loss_deadline_ns = 0;
   cc_restart(p.cc, cc_);
   p.data_rx_ns = 0;
@@ -158,6 +165,7 @@ PeerStats Engine::peer_stats(PeerId id) const noexcept {
   s.rttvar_ns = p.rtt.rttvar_ns;
   s.rto_ns = p.rtt.rto_ns;
   s.inflight_pkts = p.inflight();
+  s.pipe_pkts = p.pipe();
   s.min_rtt_ns = p.rtt.min_rtt_ns;
   s.cwnd_pkts = cfg_.cc ? static_cast<uint32_t>(p.cc.cwnd) : cfg_.window_pkts;
   s.credits_pkts = flow_credits(p.flow, p.snd_una);
@@ -260,7 +268,7 @@ void Engine::progress() noexcept {
       if (p.rto_deadline_ns && now >= p.rto_deadline_ns) on_rto(p, now);
       if (p.loss_deadline_ns && now >= p.loss_deadline_ns) detect_loss(p, now);
       if (p.sq_next) pump(p, now);
-      if (credit_update && p.adv_credits < cfg_.reorder_window_pkts / 2 &&
+      if (credit_update && p.adv_credits < p.rcv_window / 2 &&
           credits_for(p) > p.adv_credits) {
         p.ack_now = true;  // window update: the sender may be waiting for credits
         if (!p.ack_pending) note_ack_pending(p);

@@ -10,7 +10,7 @@
 //   receive window= [rcv_nxt, rcv_nxt + reorder_window_pkts); packets above rcv_nxt are held
 //                   (not copied) until the gap fills, then delivered in PSN order
 //   ACK           = cumulative ack_psn (= rcv_nxt) + SACK bitmap of held packets (64 bits in the
-//                   header, the rest of the window in an Ack's payload), the receiver's credits
+//                   header, the rest of the reorder window in an Ack's payload), the receiver's credits
 //                   and how long it held the ACK (ack_delay_ns); piggybacked on every data
 //                   packet, standalone after ack_coalesce_pkts packets, after ack_delay_ns, at
 //                   once on a duplicate or a new hole, or when the SACK outgrows 64 bits
@@ -94,8 +94,9 @@ struct EngineConfig {
   uint32_t window_pkts = 256;            // packets in the pipe (and cwnd's cap); power of two, 8..4096
   // PSNs past the cumulative ACK a receiver holds out of order and a sender may have
   // outstanding (window_pkts of them not SACKed): room to keep sending while a hole is repaired,
-  // about two RTTs. Power of two, window_pkts..4096 (raised to window_pkts if below). Memory per
-  // peer: this many 32-byte send slots and held-packet slots.
+  // about two RTTs. Power of two, window_pkts..4096 (raised to window_pkts if below; lowered
+  // until its SACK fits one ACK: (n - 64) / 8 bytes). Memory per peer, once grown: n send slots
+  // (32 bytes) and n held-packet slots (64 bytes), plus the held packets' own buffers.
   uint32_t reorder_window_pkts = 1024;
   uint32_t ack_coalesce_pkts = 16;       // standalone ACK after this many unacked packets
   uint64_t ack_delay_ns = 20'000;        // standalone ACK if nothing piggybacked it by then
@@ -112,8 +113,8 @@ struct EngineConfig {
   uint64_t peer_timeout_ns = 10'000'000'000ull;
   // Seal every packet with a CRC-32C (wire::seal); received checksums are always verified.
   bool checksum = true;
-  // Congestion control: Swift-like delay-based AIMD (docs/transport.md). Off: the window is
-  // limited by window_pkts and the receiver's credits only.
+  // Congestion control: Swift-like delay-based AIMD (docs/transport.md). Off: the pipe is
+  // limited by window_pkts only (the span, as always, by the credits and the reorder window).
   bool cc = true;
   uint64_t cc_target_ns = 100'000;  // queueing delay tolerated above the lowest RTT seen
   double cc_ai = 1.0;               // additive increase, packets per RTT
@@ -157,7 +158,8 @@ struct PeerStats {
   uint64_t rto_events = 0;
   uint64_t srtt_ns = 0, rttvar_ns = 0, rto_ns = 0, min_rtt_ns = 0;
   uint32_t cwnd_pkts = 0;               // congestion window, packets
-  uint32_t inflight_pkts = 0;           // sent, not yet cumulatively acknowledged
+  uint32_t inflight_pkts = 0;           // sent, not yet cumulatively acknowledged (the span)
+  uint32_t pipe_pkts = 0;               // of those, not SACKed (at most window_pkts and cwnd)
   uint32_t credits_pkts = 0;            // receiver's advertised window beyond snd_una, packets
 };
 

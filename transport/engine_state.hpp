@@ -106,6 +106,9 @@ struct Engine::Peer {
 
   // receive side: reliability (PSN window, ACKs) and reassembly (segmentation.cpp)
   Seq32 rcv_nxt;
+  // PSNs past rcv_nxt we accept and advertise (credits): reorder_window_pkts, or the ring's
+  // size if it could not grow (memory short)
+  uint32_t rcv_window = 0;
   ReorderBuffer held;                 // packets above rcv_nxt (reorder_buffer.hpp)
   RecvEntry* cur_recv = nullptr;      // message being reassembled into a posted receive
   UnexEntry* cur_unex = nullptr;      // ... or into an unexpected buffer

@@ -27,9 +27,11 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
     if (!p.ack_pending) note_ack_pending(p);
     return;
   }
-  if (static_cast<uint32_t>(d) >= cfg_.reorder_window_pkts ||
-      (static_cast<uint32_t>(d) >= p.held.slots() &&
-       !p.held.grow(cfg_.reorder_window_pkts, p.rcv_nxt))) {
+  if (static_cast<uint32_t>(d) >= p.held.slots() &&
+      (static_cast<uint32_t>(d) >= p.rcv_window || !p.held.grow(p.rcv_window, p.rcv_nxt))) {
+    // Past the window; or the ring could not grow (memory short): from now on this peer's
+    // window is the ring we have, and the credits say so.
+    if (static_cast<uint32_t>(d) < p.rcv_window) p.rcv_window = p.held.slots();
     ++stats_.drop_window;
     io_.free(&pkt, 1);
     return;
@@ -97,7 +99,7 @@ void Engine::note_ack_pending(Peer& p) noexcept {
 // be dropped and resent).
 uint16_t Engine::credits_for(const Peer& p) const noexcept {
   return receiver_credits(p.cur_recv || matcher_->has_posted(), matcher_->unexpected_free_bytes(),
-                          seg_bytes_, cfg_.reorder_window_pkts);
+                          seg_bytes_, p.rcv_window);
 }
 
 // SACK of the held packets: bit i for PSN rcv_nxt + 1 + i, i < 64 in the header's sack, the
@@ -182,6 +184,7 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
   // cumulative ACK, SACKs are the only news of the path's delay, for RACK's timing and for
   // congestion control.
   uint64_t sacked_sent_ns = 0;
+  bool sacked_sample = false;
   auto mark = [&](Seq32 s) {
     if (s >= p.snd_nxt) return false;
     TxSlot& t = p.slot(s);
@@ -189,7 +192,10 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
       t.sacked = true;
       ++p.sacked;
       p.rack_xmit_ns = std::max(p.rack_xmit_ns, t.sent_ns);
-      if (t.tx_count == 1) sacked_sent_ns = std::max(sacked_sent_ns, t.sent_ns);
+      if (t.tx_count == 1) {
+        sacked_sent_ns = std::max(sacked_sent_ns, t.sent_ns);
+        sacked_sample = true;
+      }
     }
     if (s > p.high_sacked || p.high_sacked < p.snd_una) p.high_sacked = s;
     return true;
@@ -216,7 +222,7 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
     t.msg = nullptr;
     t.sacked = false;
   }
-  if (!have && sacked_sent_ns) {
+  if (!have && sacked_sample) {
     sample = now - sacked_sent_ns;
     have = true;
   }
@@ -265,8 +271,9 @@ Engine::LossTiming Engine::loss_timing(const Peer& p) const noexcept {
 // When the oldest packet's next probe is due: pto after its last send. The first three resends
 // keep that pace; only then does the interval double per resend (to 64 pto). A lost
 // retransmission of the oldest packet with the rest of the window SACKed blocks the whole
-// window (nothing new may be sent past snd_una + window, so RACK has no later packet to judge
-// it by): doubling from the first resend took it past the RTO after two losses in a row, 0.6
+// window once nothing new may be sent (the span reached the reorder window or the receiver's
+// credits, or the application has nothing more to send), so RACK has no later packet to judge
+// it by: doubling from the first resend took it past the RTO after two losses in a row, 0.6
 // RTOs per 1 MiB message at 10% loss. Three quick probes cost three packets at most.
 uint64_t Engine::next_probe_ns(const TxSlot& t, uint64_t pto) noexcept {
   const uint32_t resends = t.tx_count - 1;

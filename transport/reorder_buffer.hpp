@@ -1,6 +1,6 @@
 // The receiver's reorder buffer of one peer: packets that arrived above rcv_nxt, held as
-// received (no copy) until the gap below them fills, in a ring of reorder_window_pkts slots
-// indexed by PSN, with a bitmap of the occupied slots beside it. The bitmap makes a SACK (64
+// received (no copy) until the gap below them fills, in a ring indexed by PSN (window_pkts
+// slots at first, reorder_window_pkts once grown), with a bitmap of the occupied slots beside it. The bitmap makes a SACK (64
 // PSNs per word, docs/wire-format.md "ACK") cost a few word reads instead of a scan of the
 // ring: with a reorder window of 1024 the receiver, usually the busier side, builds an ACK
 // every few out-of-order packets while a hole is repaired.
@@ -62,8 +62,9 @@ class ReorderBuffer {
       bits_[w] = 0;
     }
   }
-  // Occupancy of the 64 PSNs from `from` on: bit i set if from + i is held. PSNs past
-  // from + slots - 1 wrap onto the ring's start: the caller masks what lies beyond its window.
+  // Occupancy of the 64 PSNs from `from` on: bit i set if from + i is held. Bits for PSNs past
+  // from + slots - 1 are meaningless (they alias the ring's start, or read 0 in rings under 64
+  // slots): the caller masks what lies beyond the ring.
   uint64_t bits64(util::Seq32 from) const noexcept {
     const uint32_t pos = from.raw() & mask_;
     if (slots_ < 64) {  // one partial word: rotate its `slots_` bits

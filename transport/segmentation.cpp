@@ -74,10 +74,14 @@ bool Engine::grow_send_ring(Peer& p) noexcept {
   std::unique_ptr<TxSlot[]> ring(new (std::nothrow) TxSlot[slots]);
   if (!ring) return false;
   TxSlot* const old = p.txw.get();
+  const auto in_old = [&](const TxSlot* t) {
+    const auto a = reinterpret_cast<uintptr_t>(t), b = reinterpret_cast<uintptr_t>(old);
+    return a >= b && a < b + old_slots * sizeof(TxSlot);
+  };
   for (Seq32 s = p.snd_una; s < p.snd_nxt; ++s) ring[s.raw() & (slots - 1)] = p.slot(s);
   for (uint16_t i = 0; i < txq_len_; ++i) {
     TxSlot* t = txq_slot_[i];
-    if (t < old || t >= old + old_slots) continue;
+    if (!t || !in_old(t)) continue;
     const Seq32 psn = p.snd_una + ((uint32_t(t - old) - p.snd_una.raw()) & p.txw_mask);
     txq_slot_[i] = &ring[psn.raw() & (slots - 1)];
   }

@@ -304,6 +304,15 @@ void apply_env(State& st, std::string_view provider) {
   }
 }
 
+// Defaults that follow another key: reorder_window_pkts left at its default is at least
+// window_pkts (a config that only raises window_pkts past 1024 stays valid).
+void apply_derived_defaults(State& st) {
+  const size_t reorder = size_t(find_key("transport", "reorder_window_pkts") - schema().data());
+  auto& t = st.cfg.transport;
+  if (st.rank[reorder] == kDefault && t.reorder_window_pkts < t.window_pkts)
+    t.reorder_window_pkts = t.window_pkts;
+}
+
 void apply_cross_checks(State& st) {
   for (const detail::CrossError& x : detail::cross_check(st.cfg)) {
     bool blame_b = st.rank[x.b] > st.rank[x.a];
@@ -327,6 +336,7 @@ LoadResult load_impl(std::string_view provider, const char* explicit_path) {
     apply_file(st, path);
   }
   apply_env(st, provider);
+  apply_derived_defaults(st);
   if (st.errors.empty()) apply_cross_checks(st);
   if (!st.errors.empty()) {
     LoadResult r;

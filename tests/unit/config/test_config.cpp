@@ -336,6 +336,16 @@ TEST_F(ConfigTest, ReportsEveryProblem) {
   EXPECT_LT(e.find("'dpdk.burst'"), e.find("'fault.dup'"));
 }
 
+TEST_F(ConfigTest, ReorderWindowLeftUnsetFollowsALargerWindow) {
+  LoadResult r = load("dpdk", write("w.toml", "[transport]\nwindow_pkts = 2048\n").c_str());
+  ASSERT_TRUE(r.config) << r.error;
+  EXPECT_EQ(r.config->transport.window_pkts, 2048u);
+  EXPECT_EQ(r.config->transport.reorder_window_pkts, 2048u);
+  r = load("dpdk", write("d.toml", "[transport]\nwindow_pkts = 64\n").c_str());
+  ASSERT_TRUE(r.config) << r.error;
+  EXPECT_EQ(r.config->transport.reorder_window_pkts, 1024u) << "a smaller window keeps the default";
+}
+
 TEST_F(ConfigTest, CrossChecksBlameTheKeySetLast) {
   std::string p = path("bad.toml");
   EXPECT_EQ(error_of("[transport]\nrto_min_us = 5000\n"),
@@ -344,10 +354,12 @@ TEST_F(ConfigTest, CrossChecksBlameTheKeySetLast) {
   EXPECT_HAS(error_of("[transport]\nack_coalesce_pkts = 64\nwindow_pkts = 32\n"), "key 'transport.ack_coalesce_pkts': must not exceed "
                         "'transport.window_pkts' (32), got 64 ('transport.window_pkts' set by " +
                         p + ":3:15)");
-  // The pipe cannot be larger than the room to reorder in, whichever key moved last.
-  EXPECT_EQ(error_of("[transport]\nwindow_pkts = 2048\n"),
+  // The pipe cannot be larger than the room to reorder in, whichever key moved last; left at
+  // its default, the reorder window follows a larger window_pkts.
+  EXPECT_EQ(error_of("[transport]\nwindow_pkts = 2048\nreorder_window_pkts = 1024\n"),
             p + ":2:15: key 'transport.window_pkts': must not exceed "
-                "'transport.reorder_window_pkts' (1024), got 2048");
+                "'transport.reorder_window_pkts' (1024), got 2048 ('transport.reorder_window_pkts' "
+                "set by " + p + ":3:23)");
   EXPECT_HAS(error_of("[transport]\nwindow_pkts = 256\nreorder_window_pkts = 128\n"),
              "key 'transport.window_pkts': must not exceed 'transport.reorder_window_pkts' "
              "(128), got 256 ('transport.reorder_window_pkts' set by " + p + ":3:23)");

@@ -49,7 +49,8 @@ struct ReorderWindow : ::testing::Test {
   // (the windows alone decide), the second data packet lost twice (its first retransmission
   // too, so the repair takes several RTTs). Returns the largest span snd_nxt - snd_una the
   // sender reached.
-  uint32_t run(uint32_t window, uint32_t reorder) {
+  // reorder_b: the receiver's reorder window, if not the sender's.
+  uint32_t run(uint32_t window, uint32_t reorder, uint32_t reorder_b = 0) {
     MemLinkConfig lc;
     lc.latency_ns = 10'000;
     MemLink link(lc, clock);
@@ -59,7 +60,8 @@ struct ReorderWindow : ::testing::Test {
     cb.ep_id = 2;
     ca.cc = cb.cc = false;
     ca.window_pkts = cb.window_pkts = window;
-    ca.reorder_window_pkts = cb.reorder_window_pkts = reorder;
+    ca.reorder_window_pkts = reorder;
+    cb.reorder_window_pkts = reorder_b ? reorder_b : reorder;
     Engine a(ca, drop, clock, sink_a), b(cb, link.b(), clock, sink_b);
     const PeerId to_b = a.peer(PeerAddr{link.host(1), 2});
     std::vector<uint8_t> out(600 * 1400), in(out.size());
@@ -118,6 +120,23 @@ TEST_F(ReorderWindow, WithoutRoomBeyondThePipeTheSenderStopsAtIt) {
   EXPECT_LE(span, 64u);
   EXPECT_EQ(retx, 2u);
   EXPECT_EQ(drop_window, 0u);
+}
+
+// Peers configured differently: the smaller reorder window rules (the receiver's credits, the
+// sender's ring), and nothing is sent past what the receiver can hold.
+TEST_F(ReorderWindow, MixedReorderWindowsTakeTheSmaller) {
+  uint32_t span = run(64, 512, 128);
+  EXPECT_GT(span, 64u);
+  EXPECT_LE(span, 128u) << "the receiver's credits bound the sender";
+  EXPECT_EQ(drop_window, 0u);
+  EXPECT_EQ(retx, 2u);
+  sink_a.comps.clear();
+  sink_b.comps.clear();
+  span = run(64, 128, 512);
+  EXPECT_GT(span, 64u);
+  EXPECT_LE(span, 128u) << "the sender's ring bounds it";
+  EXPECT_EQ(drop_window, 0u);
+  EXPECT_EQ(retx, 2u);
 }
 
 TEST(ReorderBuffer, HoldsTakesAndReportsAcrossTheWrap) {
