@@ -77,6 +77,7 @@
 #include "transport/clock.hpp"
 #include "transport/congestion.hpp"
 #include "transport/matcher.hpp"
+#include "transport/reorder_buffer.hpp"
 #include "transport/mr_lookup.hpp"
 #include "transport/ops.hpp"
 #include "transport/packet_io.hpp"
@@ -138,6 +139,7 @@ struct EngineStats {
   uint64_t cc_decreases = 0;    // congestion window decreases (delay above target, timeouts)
   uint64_t rack_retx_events = 0;// retransmissions decided by time (a later packet arrived)
   uint64_t zc_tx_pkts = 0;      // data packets whose payload was attached, not copied (zero copy)
+  uint64_t ooo_placed = 0;      // of ooo_pkts, copied to their place in the message on arrival
   uint64_t rma_ops = 0;         // RMA operations (writes, reads) we started
   uint64_t atomic_ops = 0;      // atomic operations we started
   uint64_t rma_served = 0;      // peers' RMA requests we served (writes and reads)
@@ -308,6 +310,13 @@ class Engine {
   // reliability: receive window and ACKs, loss recovery (reliability.cpp)
   void on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h) noexcept;
   void drain_held(Peer& p, PeerId pid) noexcept;
+  // reassembly (segmentation.cpp): a segment above a hole that provably belongs to the message
+  // being received is copied to its place at once (true; the caller frees the packet)
+  bool place_early(Peer& p, const wire::Header& h, const uint8_t* payload) noexcept;
+  // the in-order accounting of a segment of the current message already in place
+  void deliver_placed(Peer& p, PeerId pid, const ReorderBuffer::Placed& pl) noexcept;
+  // a segment of `len` bytes at the current message's end was placed: finish it if `last`
+  void advance_current(Peer& p, PeerId pid, uint32_t len, bool last) noexcept;
   bool grow_send_ring(Peer& p) noexcept;
   void note_ack_pending(Peer& p) noexcept;
   void fill_ack(Peer& p, wire::Header& h, uint8_t* ext) noexcept;

@@ -113,6 +113,10 @@ struct Engine::Peer {
   RecvEntry* cur_recv = nullptr;      // message being reassembled into a posted receive
   UnexEntry* cur_unex = nullptr;      // ... or into an unexpected buffer
   uint32_t cur_msg_len = 0, cur_flags = 0;
+  // the message's first PSN and its segments' payload size (0: a single segment), so a segment
+  // arriving above a hole is known to be this message's and placed at once (place_early)
+  Seq32 cur_first_psn;
+  uint32_t cur_seg = 0;
   uint64_t cur_tag = 0, cur_data = 0;
   // an RMA write being received (rma.cpp): its answer (reserved at the first segment), the
   // verdict of the MR check and where the data goes

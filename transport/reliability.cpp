@@ -43,7 +43,13 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
       io_.free(&pkt, 1);
       p.ack_now = true;
     } else {
-      p.held.put(psn, pkt);
+      if (place_early(p, h, pkt.data + wire::kHeaderBytes)) {
+        p.held.put_placed(psn, {h.offset, h.payload_len, (h.flags & wire::kLast) != 0});
+        io_.free(&pkt, 1);
+        ++stats_.ooo_placed;
+      } else {
+        p.held.put(psn, pkt);
+      }
       ++stats_.ooo_pkts;
       // SACK news: at once for a new hole (the packet before this one is missing), else with
       // every few packets that extend the run above it.
@@ -55,7 +61,7 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
   }
   if (p.held.has(psn)) {  // an earlier copy was held and could not be delivered yet: use this one
     PacketBuf stale = p.held.take(psn);
-    io_.free(&stale, 1);
+    if (stale.data) io_.free(&stale, 1);
   }
   if (!deliver(p, pid, h, pkt.data + wire::kHeaderBytes)) {
     // No room to buffer it: not acknowledged (the sender resends later), but answered at once
@@ -76,6 +82,14 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
 void Engine::drain_held(Peer& p, PeerId pid) noexcept {
   bool any = false;
   while (p.held.has(p.rcv_nxt)) {
+    if (p.held.placed(p.rcv_nxt)) {  // already in the receive buffer: count it in order
+      deliver_placed(p, pid, p.held.placed_at(p.rcv_nxt));
+      p.held.take(p.rcv_nxt);
+      ++p.rcv_nxt;
+      note_ack_pending(p);
+      any = true;
+      continue;
+    }
     const PacketBuf& slot = p.held.at(p.rcv_nxt);
     wire::Header h;
     wire::decode(slot.data, slot.len, h);  // validated on arrival

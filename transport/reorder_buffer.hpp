@@ -4,6 +4,9 @@
 // PSNs per word, docs/wire-format.md "ACK") cost a few word reads instead of a scan of the
 // ring: with a reorder window of 1024 the receiver, usually the busier side, builds an ACK
 // every few out-of-order packets while a hole is repaired.
+// A slot holds either a packet or, for a segment already copied to its place in the message
+// being received (early placement, Engine::place_early), only what delivery still needs
+// (Placed); the packet's buffer went back to the pool at once.
 // Shapes: slots is a power of two, 8..4096. Thread-safety: none (the engine serialises).
 // Allocation: at init, and once when a peer's reordering first outgrows the initial ring
 // (grow: the window_pkts-sized ring every peer starts with becomes reorder_window_pkts).
@@ -19,6 +22,13 @@ namespace pollfab::transport {
 
 class ReorderBuffer {
  public:
+  // A segment placed on arrival: its offset and length in the message, and whether it is the
+  // message's last.
+  struct Placed {
+    uint32_t offset = 0, len = 0;
+    bool last = false;
+  };
+
   void init(uint32_t slots) {
     slots_ = slots;
     mask_ = slots - 1;
@@ -40,7 +50,22 @@ class ReorderBuffer {
     bits_[i >> 6] |= 1ull << (i & 63);
     ++count_;
   }
-  // Empties psn's slot and returns what it held (has(psn) must be true).
+  // Records psn as received and placed (no packet held); the slot must be empty.
+  void put_placed(util::Seq32 psn, const Placed& pl) noexcept {
+    PacketBuf mark;  // data == nullptr: placed; the other fields carry pl
+    mark.cap = pl.offset;
+    mark.len = pl.len;
+    mark.ext_len = pl.last;
+    put(psn, mark);
+  }
+  // True if psn's slot (has(psn)) is a placed segment rather than a packet.
+  bool placed(util::Seq32 psn) const noexcept { return !at(psn).data; }
+  Placed placed_at(util::Seq32 psn) const noexcept {
+    const PacketBuf& m = at(psn);
+    return {m.cap, m.len, m.ext_len != 0};
+  }
+  // Empties psn's slot and returns what it held (has(psn) must be true; data is null for a
+  // placed segment).
   PacketBuf take(util::Seq32 psn) noexcept {
     const uint32_t i = psn.raw() & mask_;
     bits_[i >> 6] &= ~(1ull << (i & 63));
@@ -49,13 +74,14 @@ class ReorderBuffer {
     ring_[i].data = nullptr;
     return pkt;
   }
-  // Hands every held packet to f (which frees it) and empties the buffer.
+  // Hands every held packet to f (which frees it), forgets placed segments, and empties the
+  // buffer.
   template <class F>
   void clear(F&& f) noexcept {
     for (uint32_t w = 0; count_ && w < words(); ++w) {
       for (uint64_t b = bits_[w]; b; b &= b - 1) {
         PacketBuf& pkt = ring_[w * 64 + __builtin_ctzll(b)];
-        f(pkt);
+        if (pkt.data) f(pkt);
         pkt.data = nullptr;
         --count_;
       }

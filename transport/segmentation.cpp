@@ -224,6 +224,8 @@ bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* 
     p.cur_flags = h.flags;
     p.cur_tag = h.tag;
     p.cur_data = h.cq_data;
+    p.cur_first_psn = Seq32(h.psn);
+    p.cur_seg = (h.flags & wire::kLast) ? 0 : h.payload_len;
   } else if (!p.cur_recv && !p.cur_unex) {
     ++stats_.drop_protocol;  // a middle segment with no message started: consume it
     return true;
@@ -241,16 +243,6 @@ bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* 
     if (h.offset < r->cap)
       copy_to_iov(r->op.iov, r->op.iov_count, h.offset, payload,
                   std::min<uint64_t>(len, r->cap - h.offset));
-    r->received += len;
-    if (h.flags & wire::kLast) {
-      p.cur_recv = nullptr;
-      finish_recv(r, pid, h.msg_len, p.cur_flags, p.cur_tag, p.cur_data,
-                  h.msg_len > r->cap ? Status::Truncated : Status::Ok);
-      if (SendMsg* a = p.dc_answer) {  // placed: tell the sender (FI_DELIVERY_COMPLETE)
-        p.dc_answer = nullptr;
-        queue_msg(p, a);
-      }
-    }
   } else {
     UnexEntry* u = p.cur_unex;
     if (h.offset != u->received) {
@@ -258,14 +250,66 @@ bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* 
       return true;
     }
     if (len) std::memcpy(u->buf + h.offset, payload, len);
-    u->received += len;
-    if (h.flags & wire::kLast) {
-      u->complete = true;
-      p.cur_unex = nullptr;
-      finish_unexpected(u);
+  }
+  advance_current(p, pid, len, h.flags & wire::kLast);
+  return true;
+}
+
+void Engine::advance_current(Peer& p, PeerId pid, uint32_t len, bool last) noexcept {
+  if (RecvEntry* r = p.cur_recv) {
+    r->received += len;
+    if (!last) return;
+    p.cur_recv = nullptr;
+    finish_recv(r, pid, p.cur_msg_len, p.cur_flags, p.cur_tag, p.cur_data,
+                p.cur_msg_len > r->cap ? Status::Truncated : Status::Ok);
+    if (SendMsg* a = p.dc_answer) {  // placed: tell the sender (FI_DELIVERY_COMPLETE)
+      p.dc_answer = nullptr;
+      queue_msg(p, a);
     }
+  } else if (UnexEntry* u = p.cur_unex) {
+    u->received += len;
+    if (!last) return;
+    u->complete = true;
+    p.cur_unex = nullptr;
+    finish_unexpected(u);
+  }
+}
+
+// Early placement. While a hole is repaired, the segments above it would wait in their packet
+// buffers for a couple of RTTs and be copied cold; a receiver that is the bottleneck (memif)
+// pays for every one of them. A segment is placed at once when it provably belongs to the
+// message being received: not a first segment, the same message length, and the offset its PSN
+// implies (every segment but the last carries cur_seg bytes: transmit cuts seg_cap() each).
+// A sender that breaks that rule only has its segment held as before.
+bool Engine::place_early(Peer& p, const wire::Header& h, const uint8_t* payload) noexcept {
+  if (h.type != wire::Type::Data || (h.flags & wire::kFirst) || !p.cur_seg) return false;
+  if (!p.cur_recv && !p.cur_unex) return false;
+  if (h.msg_len != p.cur_msg_len) return false;
+  const uint32_t len = h.payload_len;
+  const bool last = h.flags & wire::kLast;
+  const uint64_t off = uint64_t(Seq32(h.psn) - p.cur_first_psn) * p.cur_seg;
+  if (off != h.offset || off + len > h.msg_len) return false;
+  if (last ? off + len != h.msg_len : len != p.cur_seg) return false;
+  if (RecvEntry* r = p.cur_recv) {
+    if (off <= r->received) return false;  // not above the hole: deliver() has it
+    if (off < r->cap)
+      copy_to_iov(r->op.iov, r->op.iov_count, off, payload, std::min<uint64_t>(len, r->cap - off));
+  } else {
+    UnexEntry* u = p.cur_unex;
+    if (off <= u->received) return false;
+    if (len) std::memcpy(u->buf + off, payload, len);
   }
   return true;
+}
+
+void Engine::deliver_placed(Peer& p, PeerId pid, const ReorderBuffer::Placed& pl) noexcept {
+  const uint64_t received = p.cur_recv ? p.cur_recv->received
+                            : p.cur_unex ? p.cur_unex->received : UINT64_MAX;
+  if (received != pl.offset) {  // the message was cut short in between (abort_current)
+    ++stats_.drop_protocol;
+    return;
+  }
+  advance_current(p, pid, pl.len, pl.last);
 }
 
 void Engine::fail_current(Peer& p, PeerId pid, Status st) noexcept {

@@ -50,6 +50,7 @@ constexpr EngineField kEngineFields[] = {
     {"cc_decreases", &EngineStats::cc_decreases},
     {"rack_retx_events", &EngineStats::rack_retx_events},
     {"zc_tx_pkts", &EngineStats::zc_tx_pkts},
+    {"ooo_placed", &EngineStats::ooo_placed},
     {"rma_ops", &EngineStats::rma_ops},
     {"atomic_ops", &EngineStats::atomic_ops},
     {"rma_served", &EngineStats::rma_served},
