@@ -98,6 +98,7 @@ PeerId Engine::create_peer(const PeerAddr& addr) {
     // traffic needs it (a stream under loss), so a many-peer job pays for the small ones.
     p->txw = std::make_unique<TxSlot[]>(cfg_.window_pkts);
     p->txw_mask = cfg_.window_pkts - 1;
+    p->sack_bits.init(cfg_.window_pkts);
     p->held.init(cfg_.window_pkts);
   }
   PeerId id = static_cast<PeerId>(peers_.size());

@@ -7,6 +7,7 @@
 #include "transport/engine.hpp"
 #include "transport/flow_control.hpp"
 #include "transport/iov.hpp"
+#include "transport/psn_bitmap.hpp"
 #include "transport/reorder_buffer.hpp"
 #include "transport/rtt.hpp"
 
@@ -93,6 +94,7 @@ struct Engine::Peer {
   std::unique_ptr<TxSlot[]> txw;
   uint32_t txw_mask = 0;
   uint32_t sacked = 0;            // packets in [snd_una, snd_nxt) SACKed
+  PsnBitmap sack_bits;            // the SACK scoreboard: bit set iff the slot's `sacked`
   SendMsg* sq_head = nullptr;     // FIFO of messages not yet fully acknowledged
   SendMsg* sq_tail = nullptr;
   SendMsg* sq_next = nullptr;     // first message with segments left to send

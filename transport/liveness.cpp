@@ -58,8 +58,10 @@ void Engine::reset_peer(Peer& p, PeerId pid, Status st) noexcept {
     complete_send(m, st);
   }
   p.sq_tail = p.sq_next = nullptr;
-  if (p.txw)
+  if (p.txw) {
     for (uint32_t i = 0; i < p.send_ring_slots(); ++i) p.txw[i] = TxSlot{};
+    p.sack_bits.clear_all();
+  }
   p.held.clear([this](PacketBuf& pkt) { io_.free(&pkt, 1); });
   restart_protocol(p);
   fail_current(p, pid, st);

@@ -199,11 +199,20 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
   // congestion control.
   uint64_t sacked_sent_ns = 0;
   bool sacked_sample = false;
-  auto mark = [&](Seq32 s) {
-    if (s >= p.snd_nxt) return false;
-    TxSlot& t = p.slot(s);
-    if (!t.sacked && t.msg) {
+  // One word of the ACK's SACK: bit k for PSN from + k. Only news (bits the scoreboard does not
+  // have yet) touch the send slots: an ACK repeats every SACKed packet above the hole.
+  auto mark_word = [&](Seq32 from, uint64_t w) {
+    if (from >= p.snd_nxt) return false;
+    const uint32_t room = static_cast<uint32_t>(p.snd_nxt - from);
+    if (room < 64) w &= (1ull << room) - 1;
+    w &= ~p.sack_bits.bits64(from);
+    if (!w) return true;
+    for (uint64_t b = w; b; b &= b - 1) {
+      const Seq32 s = from + static_cast<uint32_t>(__builtin_ctzll(b));
+      TxSlot& t = p.slot(s);
+      if (!t.msg) continue;
       t.sacked = true;
+      p.sack_bits.set(s);
       ++p.sacked;
       p.rack_xmit_ns = std::max(p.rack_xmit_ns, t.sent_ns);
       if (t.tx_count == 1) {
@@ -211,14 +220,18 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
         sacked_sample = true;
       }
     }
-    if (s > p.high_sacked || p.high_sacked < p.snd_una) p.high_sacked = s;
+    const Seq32 high = from + static_cast<uint32_t>(63 - __builtin_clzll(w));
+    if (high > p.high_sacked || p.high_sacked < p.snd_una) p.high_sacked = high;
     return true;
   };
-  for (uint64_t bits = h.sack; bits; bits &= bits - 1)
-    if (!mark(ack + 1 + static_cast<uint32_t>(__builtin_ctzll(bits)))) break;
-  for (uint32_t j = 0; j < ext_len * 8; ++j)
-    if ((ext[j / 8] >> (j % 8)) & 1)
-      if (!mark(ack + 65 + j)) break;
+  if (mark_word(ack + 1, h.sack)) {
+    for (uint32_t q = 0; q * 8 < ext_len; ++q) {  // the extended SACK, 8 bytes a word
+      uint64_t w = 0;
+      for (uint32_t b = 0; b < 8 && q * 8 + b < ext_len; ++b)
+        w |= uint64_t(ext[q * 8 + b]) << (8 * b);
+      if (!mark_word(ack + 65 + q * 64, w)) break;
+    }
+  }
 
   bool have = false;
   uint64_t sample = 0;
@@ -231,8 +244,12 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
       sample = now - t.sent_ns;
       have = true;
     }
-    if (!t.sacked) p.rack_xmit_ns = std::max(p.rack_xmit_ns, t.sent_ns);
-    else --p.sacked;
+    if (!t.sacked) {
+      p.rack_xmit_ns = std::max(p.rack_xmit_ns, t.sent_ns);
+    } else {
+      --p.sacked;
+      p.sack_bits.clear(s);
+    }
     t.msg = nullptr;
     t.sacked = false;
   }
@@ -316,38 +333,53 @@ void Engine::detect_loss(Peer& p, uint64_t now) noexcept {
   const LossTiming lt = loss_timing(p);  // not a structured binding: clang 14 cannot capture one
   const uint64_t rtt = lt.rtt, reo = lt.reo, pto = lt.pto;
   auto probe_due = [pto](const TxSlot& t) { return next_probe_ns(t, pto); };
-  uint32_t above = 0;
-  Seq32 top = p.high_sacked > p.snd_una ? p.high_sacked : p.snd_una;
-  for (Seq32 s = top; s >= p.snd_una; s = s - 1) {
-    TxSlot& t = p.slot(s);
-    if (t.sacked) { ++above; if (s == p.snd_una) break; continue; }
-    if (!t.msg) { if (s == p.snd_una) break; continue; }
-    bool lost = false;
-    uint64_t due = UINT64_MAX;
-    if (t.tx_count == 1 && above >= kDupThresh) {
-      lost = true;
-      ++stats_.fast_retx_events;
-    } else if (t.sent_ns < p.rack_xmit_ns) {
-      due = t.sent_ns + rtt + reo;
-    }
-    if (s == p.snd_una) due = std::min(due, probe_due(t));
-    if (!lost && due != UINT64_MAX) {
-      if (now >= due) {
+  // Visit the packets not SACKed, oldest first, a word of the scoreboard at a time: during a
+  // repair most of the window is SACKed, and an ACK comes every few packets.
+  const Seq32 top = p.high_sacked > p.snd_una ? p.high_sacked : p.snd_una;
+  const uint32_t n = static_cast<uint32_t>(top - p.snd_una) + 1;
+  uint32_t sacked_below = 0;  // SACKed packets in [snd_una, s)
+  TxSlot* una_resent = nullptr;
+  for (uint32_t i = 0; i < n; i += 64) {
+    const uint64_t valid = n - i >= 64 ? ~0ull : (1ull << (n - i)) - 1;
+    const uint64_t sacked_w = p.sack_bits.bits64(p.snd_una + i) & valid;
+    for (uint64_t un = ~sacked_w & valid; un; un &= un - 1) {
+      const uint32_t k = static_cast<uint32_t>(__builtin_ctzll(un));
+      const Seq32 s = p.snd_una + i + k;
+      TxSlot& t = p.slot(s);
+      if (!t.msg) continue;
+      // SACKed packets above s (all of them lie at or below top)
+      const uint32_t above =
+          p.sacked - sacked_below -
+          static_cast<uint32_t>(__builtin_popcountll(sacked_w & ((1ull << k) - 1)));
+      bool lost = false;
+      uint64_t due = UINT64_MAX;
+      if (t.tx_count == 1 && above >= kDupThresh) {
         lost = true;
-        ++stats_.rack_retx_events;
-      } else if (!p.loss_deadline_ns || due < p.loss_deadline_ns) {
-        p.loss_deadline_ns = due;
+        ++stats_.fast_retx_events;
+      } else if (t.sent_ns < p.rack_xmit_ns) {
+        due = t.sent_ns + rtt + reo;
+      }
+      if (s == p.snd_una) due = std::min(due, probe_due(t));
+      if (!lost && due != UINT64_MAX) {
+        if (now >= due) {
+          lost = true;
+          ++stats_.rack_retx_events;
+        } else if (!p.loss_deadline_ns || due < p.loss_deadline_ns) {
+          p.loss_deadline_ns = due;
+        }
+      }
+      if (lost) {
+        if (!resend(p, s, now)) {
+          p.loss_deadline_ns = now;  // no buffer or queue space: try again at the next progress
+          return;
+        }
+        if (s == p.snd_una) una_resent = &t;
       }
     }
-    if (lost) {
-      if (!resend(p, s, now)) {
-        p.loss_deadline_ns = now;  // no buffer or queue space: try again at the next progress
-        break;
-      }
-      if (s == p.snd_una && !p.loss_deadline_ns) p.loss_deadline_ns = probe_due(t);
-    }
-    if (s == p.snd_una) break;
+    sacked_below += static_cast<uint32_t>(__builtin_popcountll(sacked_w));
   }
+  // The oldest packet, just resent, is probed again if nothing else sets a deadline.
+  if (una_resent && !p.loss_deadline_ns) p.loss_deadline_ns = probe_due(*una_resent);
 }
 
 void Engine::on_rto(Peer& p, uint64_t now) noexcept {

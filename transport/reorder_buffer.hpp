@@ -1,9 +1,10 @@
 // The receiver's reorder buffer of one peer: packets that arrived above rcv_nxt, held as
 // received (no copy) until the gap below them fills, in a ring indexed by PSN (window_pkts
-// slots at first, reorder_window_pkts once grown), with a bitmap of the occupied slots beside it. The bitmap makes a SACK (64
-// PSNs per word, docs/wire-format.md "ACK") cost a few word reads instead of a scan of the
-// ring: with a reorder window of 1024 the receiver, usually the busier side, builds an ACK
-// every few out-of-order packets while a hole is repaired.
+// slots at first, reorder_window_pkts once grown), with a PsnBitmap of the occupied slots
+// beside it. The bitmap makes a SACK (64 PSNs per word, docs/wire-format.md "ACK") cost a few
+// word reads instead of a scan of the ring: with a reorder window of 1024 the receiver,
+// usually the busier side, builds an ACK every few out-of-order packets while a hole is
+// repaired.
 // A slot holds either a packet or, for a segment already copied to its place in the message
 // being received (early placement, Engine::place_early), only what delivery still needs
 // (Placed); the packet's buffer went back to the pool at once.
@@ -17,6 +18,7 @@
 
 #include "lib/util/seq.hpp"
 #include "transport/packet_io.hpp"
+#include "transport/psn_bitmap.hpp"
 
 namespace pollfab::transport {
 
@@ -30,24 +32,19 @@ class ReorderBuffer {
   };
 
   void init(uint32_t slots) {
-    slots_ = slots;
-    mask_ = slots - 1;
     ring_ = std::make_unique<PacketBuf[]>(slots);
-    bits_ = std::make_unique<uint64_t[]>(words());
+    bits_.init(slots);
   }
   bool empty() const noexcept { return count_ == 0; }
   uint32_t count() const noexcept { return count_; }
-  bool has(util::Seq32 psn) const noexcept {
-    const uint32_t i = psn.raw() & mask_;
-    return (bits_[i >> 6] >> (i & 63)) & 1;
-  }
+  uint32_t slots() const noexcept { return bits_.slots(); }
+  bool has(util::Seq32 psn) const noexcept { return bits_.test(psn); }
   // The packet held for psn (has(psn) must be true).
-  const PacketBuf& at(util::Seq32 psn) const noexcept { return ring_[psn.raw() & mask_]; }
+  const PacketBuf& at(util::Seq32 psn) const noexcept { return ring_[index(psn)]; }
   // Holds pkt for psn; the slot must be empty.
   void put(util::Seq32 psn, const PacketBuf& pkt) noexcept {
-    const uint32_t i = psn.raw() & mask_;
-    ring_[i] = pkt;
-    bits_[i >> 6] |= 1ull << (i & 63);
+    ring_[index(psn)] = pkt;
+    bits_.set(psn);
     ++count_;
   }
   // Records psn as received and placed (no packet held); the slot must be empty.
@@ -67,70 +64,45 @@ class ReorderBuffer {
   // Empties psn's slot and returns what it held (has(psn) must be true; data is null for a
   // placed segment).
   PacketBuf take(util::Seq32 psn) noexcept {
-    const uint32_t i = psn.raw() & mask_;
-    bits_[i >> 6] &= ~(1ull << (i & 63));
+    bits_.clear(psn);
     --count_;
-    PacketBuf pkt = ring_[i];
-    ring_[i].data = nullptr;
+    PacketBuf& slot = ring_[index(psn)];
+    PacketBuf pkt = slot;
+    slot.data = nullptr;
     return pkt;
   }
   // Hands every held packet to f (which frees it), forgets placed segments, and empties the
   // buffer.
   template <class F>
   void clear(F&& f) noexcept {
-    for (uint32_t w = 0; count_ && w < words(); ++w) {
-      for (uint64_t b = bits_[w]; b; b &= b - 1) {
-        PacketBuf& pkt = ring_[w * 64 + __builtin_ctzll(b)];
-        if (pkt.data) f(pkt);
-        pkt.data = nullptr;
-        --count_;
-      }
-      bits_[w] = 0;
-    }
+    if (!count_) return;
+    bits_.for_each_index([&](uint32_t i) {
+      if (ring_[i].data) f(ring_[i]);
+      ring_[i].data = nullptr;
+    });
+    bits_.clear_all();
+    count_ = 0;
   }
-  // Occupancy of the 64 PSNs from `from` on: bit i set if from + i is held. Bits for PSNs past
-  // from + slots - 1 are meaningless (they alias the ring's start, or read 0 in rings under 64
-  // slots): the caller masks what lies beyond the ring.
-  uint64_t bits64(util::Seq32 from) const noexcept {
-    const uint32_t pos = from.raw() & mask_;
-    if (slots_ < 64) {  // one partial word: rotate its `slots_` bits
-      const uint64_t all = (1ull << slots_) - 1, w = bits_[0] & all;
-      return ((w >> pos) | (w << (slots_ - pos))) & all;
-    }
-    const uint32_t wi = pos >> 6, sh = pos & 63;
-    uint64_t v = bits_[wi] >> sh;
-    if (sh) v |= bits_[(wi + 1) & (words() - 1)] << (64 - sh);
-    return v;
-  }
-  uint32_t slots() const noexcept { return slots_; }
+  // Occupancy of the 64 PSNs from `from` on (PsnBitmap::bits64).
+  uint64_t bits64(util::Seq32 from) const noexcept { return bits_.bits64(from); }
   // Grows the ring to `slots` (a larger power of two), keeping every held packet; the held
   // PSNs lie in [base, base + slots()). False (nothing changed) if memory is short.
   bool grow(uint32_t slots, util::Seq32 base) noexcept {
-    const uint32_t nwords = slots < 64 ? 1 : slots / 64;
     std::unique_ptr<PacketBuf[]> ring(new (std::nothrow) PacketBuf[slots]);
-    std::unique_ptr<uint64_t[]> bits(new (std::nothrow) uint64_t[nwords]());
-    if (!ring || !bits) return false;
-    for (uint32_t w = 0; w < words(); ++w) {
-      for (uint64_t b = bits_[w]; b; b &= b - 1) {
-        const uint32_t i = w * 64 + __builtin_ctzll(b);
-        const util::Seq32 psn = base + ((i - base.raw()) & mask_);
-        const uint32_t j = psn.raw() & (slots - 1);
-        ring[j] = ring_[i];
-        bits[j >> 6] |= 1ull << (j & 63);
-      }
-    }
+    if (!ring) return false;
+    bits_.for_each_index([&](uint32_t i) {
+      ring[bits_.psn_at(i, base).raw() & (slots - 1)] = ring_[i];
+    });
+    if (!bits_.grow(slots, base)) return false;
     ring_ = std::move(ring);
-    bits_ = std::move(bits);
-    slots_ = slots;
-    mask_ = slots - 1;
     return true;
   }
 
  private:
-  uint32_t words() const noexcept { return slots_ < 64 ? 1 : slots_ / 64; }
+  uint32_t index(util::Seq32 psn) const noexcept { return psn.raw() & (bits_.slots() - 1); }
   std::unique_ptr<PacketBuf[]> ring_;
-  std::unique_ptr<uint64_t[]> bits_;
-  uint32_t slots_ = 0, mask_ = 0, count_ = 0;
+  PsnBitmap bits_;
+  uint32_t count_ = 0;
 };
 
 }  // namespace pollfab::transport

@@ -72,7 +72,7 @@ bool Engine::grow_send_ring(Peer& p) noexcept {
   const uint32_t old_slots = p.send_ring_slots(), slots = cfg_.reorder_window_pkts;
   if (old_slots >= slots) return false;
   std::unique_ptr<TxSlot[]> ring(new (std::nothrow) TxSlot[slots]);
-  if (!ring) return false;
+  if (!ring || !p.sack_bits.grow(slots, p.snd_una)) return false;
   TxSlot* const old = p.txw.get();
   const auto in_old = [&](const TxSlot* t) {
     const auto a = reinterpret_cast<uintptr_t>(t), b = reinterpret_cast<uintptr_t>(old);
