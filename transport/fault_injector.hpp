@@ -2,8 +2,13 @@
 // happens to each packet (pass, drop, duplicate, reorder, corrupt).
 //
 // Probabilities are in [0, 1]. Decisions come from one std::mt19937_64 seeded with `seed`, so a
-// run is replayable from (seed, probabilities, packet sequence). Thread-safety: none.
+// run is replayable from (seed, probabilities, packet sequence). When only drop is configured
+// (the loss benchmarks), the gap to the next drop is drawn once per drop (geometric, by
+// inversion) instead of a draw per packet: the same distribution, and the layer costs a
+// counter per packet, so a benchmark measures the protocol's recovery, not the instrument.
+// Thread-safety: none.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <random>
 
@@ -39,6 +44,16 @@ class FaultInjector {
   // injector's generator, so a run with time-varying probabilities stays replayable).
   Action next(const FaultConfig& p) noexcept {
     ++stats_.seen;
+    if (p.dup == 0 && p.reorder == 0 && p.corrupt == 0 && p.drop == cfg_.drop && p.drop > 0) {
+      if (gap_ < 0) gap_ = next_gap();  // passes before the next drop
+      if (gap_ > 0) {
+        --gap_;
+        return Action::Pass;
+      }
+      gap_ = next_gap();
+      ++stats_.dropped;
+      return Action::Drop;
+    }
     double r = uni_(rng_);
     if (r < p.drop) { ++stats_.dropped; return Action::Drop; }
     r -= p.drop;
@@ -56,8 +71,17 @@ class FaultInjector {
   uint8_t corrupt_mask() noexcept { return static_cast<uint8_t>(1u << (rng_() % 8)); }
 
  private:
+  // Packets before the next drop at probability cfg_.drop: floor(ln u / ln(1 - p)), u in (0, 1].
+  int64_t next_gap() noexcept {
+    if (cfg_.drop >= 1) return 0;
+    const double u = 1.0 - uni_(rng_);  // (0, 1]
+    const double g = std::floor(std::log(u) / std::log1p(-cfg_.drop));
+    return g < 1e15 ? static_cast<int64_t>(g) : int64_t(1e15);
+  }
+
   FaultConfig cfg_;
   std::mt19937_64 rng_;
+  int64_t gap_ = -1;  // drop-only: passes left before the next drop (-1: not drawn yet)
   std::uniform_real_distribution<double> uni_{0.0, 1.0};
   FaultStats stats_;
 };

@@ -69,7 +69,12 @@ void FaultIo::release_due() noexcept {
 
 uint16_t FaultIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
   release_due();
-  const uint64_t now = clock_.now_ns();
+  // The clock is read only when a schedule or a delay needs it (not per burst of a drop-only run).
+  uint64_t now = cfg_.schedule.empty() ? 0 : clock_.now_ns();
+  auto when = [&]() {
+    if (!now) now = clock_.now_ns();
+    return now;
+  };
   for (uint16_t i = 0; i < n; ++i) {
     PacketBuf& pkt = pkts[i];
     const FaultConfig* probs = &cfg_.faults;
@@ -100,10 +105,10 @@ uint16_t FaultIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
         continue;
       case FaultInjector::Action::Duplicate: {
         PacketBuf dup;
-        emit(pkt, delay, now);
+        emit(pkt, delay, delay ? when() : 0);
         if (inner_.clone(pkt, dup)) {
           ++duplicated_;
-          emit(dup, delay, now);
+          emit(dup, delay, delay ? when() : 0);
         }
         continue;
       }
@@ -121,7 +126,7 @@ uint16_t FaultIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
       case FaultInjector::Action::Pass:
         break;
     }
-    emit(pkt, delay, now);
+    emit(pkt, delay, delay ? when() : 0);
   }
   flush_out();
   return n;

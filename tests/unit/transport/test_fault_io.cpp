@@ -224,6 +224,35 @@ TEST(FaultIo, ScheduleBlackoutDelayAndShortTxBursts) {
 }
 
 // The fault layer's delay line: due items leave earliest first, the rest stay.
+// Drop alone draws the gap to the next drop once per drop: the configured rate, replayable from
+// the seed, and a schedule's other probabilities still decide per packet.
+TEST(FaultInjector, DropOnlyKeepsItsRateAndIsReplayable) {
+  FaultConfig c;
+  c.drop = 0.01;
+  c.seed = 7;
+  FaultInjector a(c), b(c);
+  uint64_t dropped = 0;
+  bool same = true;
+  for (int i = 0; i < 200'000; ++i) {
+    const auto x = a.next();
+    same &= x == b.next();
+    dropped += x == FaultInjector::Action::Drop;
+  }
+  EXPECT_TRUE(same);
+  EXPECT_EQ(a.stats().seen, 200'000u);
+  EXPECT_EQ(a.stats().dropped, dropped);
+  EXPECT_GT(dropped, 1700u);  // 2000 expected; 4.5 standard deviations either side
+  EXPECT_LT(dropped, 2300u);
+  FaultConfig all_dup = c;
+  all_dup.drop = 0;
+  all_dup.dup = 1;
+  EXPECT_EQ(a.next(all_dup), FaultInjector::Action::Duplicate);
+  FaultConfig always = c;
+  always.drop = 1;
+  FaultInjector d(always);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(d.next(), FaultInjector::Action::Drop);
+}
+
 TEST(DelayLine, ReleasesDueItemsInOrderAndRefusesWhenFull) {
   DelayLine<int> d(3);
   const uint64_t u = 20'000;

@@ -67,7 +67,9 @@ struct ReorderWindow : ::testing::Test {
     const PeerId to_b = a.peer(PeerAddr{link.host(1), 2});
     std::vector<uint8_t> out(600 * 1400), in(out.size());
     fill_xorshift(out.data(), out.size(), 7);
-    if (!late_recv) EXPECT_EQ(b.recv(make_recv(in.data(), in.size())), Status::Ok);
+    if (!late_recv) {
+      EXPECT_EQ(b.recv(make_recv(in.data(), in.size())), Status::Ok);
+    }
     EXPECT_EQ(a.send(make_send(to_b, out.data(), out.size())), Status::Ok);
     uint32_t max_span = 0;
     PacketBuf bufs[32];
