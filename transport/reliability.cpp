@@ -11,7 +11,10 @@ namespace {
 // A hole is retransmitted on SACK evidence when at least this many packets above it arrived
 // (the classic duplicate-ACK threshold, tolerating mild reordering).
 constexpr uint32_t kDupThresh = 3;
-// Out-of-order packets that extend a run above a hole are acknowledged every this many.
+// Out-of-order packets that extend a run above a hole are acknowledged every this many at
+// least, and every ack_coalesce_pkts / 2 when that is more: the SACKs that free the pipe need
+// not come more often than the ACKs of a clean run; every ACK costs both sides a packet, and
+// at 1% loss a hole is open most of the time.
 constexpr uint32_t kOooAckEvery = 4;
 }  // namespace
 
@@ -54,7 +57,8 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
       // SACK news: at once for a new hole (the packet before this one is missing), else with
       // every few packets that extend the run above it.
       const bool new_hole = d == 1 || !p.held.has(psn - 1);
-      if (new_hole || p.ack_pending + 1 >= kOooAckEvery) p.ack_now = true;
+      if (new_hole || p.ack_pending + 1 >= std::max(kOooAckEvery, cfg_.ack_coalesce_pkts / 2))
+        p.ack_now = true;
     }
     note_ack_pending(p);
     return;
