@@ -33,15 +33,7 @@ scripts/install-deps.sh >/dev/null
 scripts/setup-hugepages.sh >/dev/null
 scripts/build.sh >/tmp/pollfab-bench-build.log 2>&1 || { cat /tmp/pollfab-bench-build.log; exit 1; }
 P=$PWD/build/apps/pollfab
-out=$(mktemp -d)
-bg=""
-cleanup() {
-  [ -n "$bg" ] && kill "$bg" 2>/dev/null || true
-  wait 2>/dev/null || true
-  "$P" testbed down >/dev/null 2>&1 || true
-  rm -rf "$out"
-}
-trap cleanup EXIT
+. scripts/lib/bench_env.sh  # $out, $bg, the cleanup trap
 
 echo "pollfab bench-loss: $(date -u +%FT%TZ), $(nproc) cores"
 echo

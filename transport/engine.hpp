@@ -315,6 +315,10 @@ class Engine {
   bool place_early(Peer& p, const wire::Header& h, const uint8_t* payload) noexcept;
   // the in-order accounting of a segment of the current message already in place
   void deliver_placed(Peer& p, PeerId pid, const ReorderBuffer::Placed& pl) noexcept;
+  // bytes of the message being received so far (UINT64_MAX: none is)
+  static uint64_t current_received(const Peer& p) noexcept;
+  // copies a segment's payload to its offset in the message being received
+  void place_bytes(Peer& p, uint64_t off, const uint8_t* payload, uint32_t len) noexcept;
   // a segment of `len` bytes at the current message's end was placed: finish it if `last`
   void advance_current(Peer& p, PeerId pid, uint32_t len, bool last) noexcept;
   bool grow_send_ring(Peer& p) noexcept;

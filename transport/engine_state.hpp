@@ -66,14 +66,14 @@ struct Engine::RmaSlot {
   uint32_t first_psn = 0;
 };
 
-// A sent, not yet cumulatively acknowledged packet (reliability: the SACK scoreboard).
+// A sent, not yet cumulatively acknowledged packet. Whether it was SACKed is the peer's
+// scoreboard bit (Peer::sack_bits), not a field here.
 struct Engine::TxSlot {
   SendMsg* msg = nullptr;
   uint32_t offset = 0;
   uint32_t len = 0;
   uint64_t sent_ns = 0;
   uint16_t tx_count = 0;
-  bool sacked = false;
 };
 
 struct Engine::Peer {
@@ -94,7 +94,7 @@ struct Engine::Peer {
   std::unique_ptr<TxSlot[]> txw;
   uint32_t txw_mask = 0;
   uint32_t sacked = 0;            // packets in [snd_una, snd_nxt) SACKed
-  PsnBitmap sack_bits;            // the SACK scoreboard: bit set iff the slot's `sacked`
+  PsnBitmap sack_bits;            // the SACK scoreboard: bit set iff the PSN was SACKed
   SendMsg* sq_head = nullptr;     // FIFO of messages not yet fully acknowledged
   SendMsg* sq_tail = nullptr;
   SendMsg* sq_next = nullptr;     // first message with segments left to send

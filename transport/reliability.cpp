@@ -215,7 +215,6 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
       const Seq32 s = from + static_cast<uint32_t>(__builtin_ctzll(b));
       TxSlot& t = p.slot(s);
       if (!t.msg) continue;
-      t.sacked = true;
       p.sack_bits.set(s);
       ++p.sacked;
       p.rack_xmit_ns = std::max(p.rack_xmit_ns, t.sent_ns);
@@ -242,20 +241,20 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
   const uint32_t acked = static_cast<uint32_t>(ack - p.snd_una);
   for (Seq32 s = p.snd_una; s < ack; ++s) {
     TxSlot& t = p.slot(s);
+    const bool sacked = p.sack_bits.test(s);
     // Karn: no samples from retransmitted packets; nor from SACKed ones (their ACK came
     // long before this cumulative one, the gap would count recovery time as RTT).
-    if (t.tx_count == 1 && !t.sacked) {
+    if (t.tx_count == 1 && !sacked) {
       sample = now - t.sent_ns;
       have = true;
     }
-    if (!t.sacked) {
+    if (!sacked) {
       p.rack_xmit_ns = std::max(p.rack_xmit_ns, t.sent_ns);
     } else {
       --p.sacked;
       p.sack_bits.clear(s);
     }
     t.msg = nullptr;
-    t.sacked = false;
   }
   if (!have && sacked_sample) {
     sample = now - sacked_sent_ns;
@@ -320,7 +319,7 @@ void Engine::arm_probe(Peer& p) noexcept {
   // As in detect_loss: a SACKed oldest packet is not probed (it arrived; the receiver holds it
   // because it cannot deliver it yet). Only its cumulative ACK is missing: the RTO's business.
   const TxSlot& t = p.slot(p.snd_una);
-  if (!t.msg || t.sacked) return;
+  if (!t.msg || p.sack_bits.test(p.snd_una)) return;
   p.loss_deadline_ns = next_probe_ns(t, loss_timing(p).pto);
 }
 
@@ -406,8 +405,7 @@ void Engine::on_rto(Peer& p, uint64_t now) noexcept {
   // scoreboard stays valid.
   Seq32 oldest = p.snd_una;
   for (Seq32 s = p.snd_una; s < p.snd_nxt; ++s) {
-    TxSlot& t = p.slot(s);
-    if (!t.sacked && t.msg) { oldest = s; break; }
+    if (!p.sack_bits.test(s) && p.slot(s).msg) { oldest = s; break; }
   }
   if (p.slot(oldest).msg) resend(p, oldest, now);
   if (cfg_.cc && cc_on_timeout(p.cc, cc_, p.rtt.backoff, p.rtt.srtt_ns, now)) ++stats_.cc_decreases;

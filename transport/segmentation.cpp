@@ -123,7 +123,6 @@ void Engine::pump(Peer& p, uint64_t now) noexcept {
     s.sent_ns = now;
     if (txq_len_) txq_slot_[txq_len_ - 1] = &s;  // still queued: restamped when it leaves
     s.tx_count = 1;
-    s.sacked = false;
     ++p.snd_nxt;
     m.next_offset = off + len;
     if (m.next_offset == m.len) {
@@ -234,25 +233,28 @@ bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* 
     abort_current(p, pid);
     return true;
   }
-  const uint32_t len = h.payload_len;
-  if (RecvEntry* r = p.cur_recv) {
-    if (h.offset != r->received) {
-      abort_current(p, pid);
-      return true;
-    }
-    if (h.offset < r->cap)
-      copy_to_iov(r->op.iov, r->op.iov_count, h.offset, payload,
-                  std::min<uint64_t>(len, r->cap - h.offset));
-  } else {
-    UnexEntry* u = p.cur_unex;
-    if (h.offset != u->received) {
-      abort_current(p, pid);
-      return true;
-    }
-    if (len) std::memcpy(u->buf + h.offset, payload, len);
+  if (h.offset != current_received(p)) {
+    abort_current(p, pid);
+    return true;
   }
-  advance_current(p, pid, len, h.flags & wire::kLast);
+  place_bytes(p, h.offset, payload, h.payload_len);
+  advance_current(p, pid, h.payload_len, h.flags & wire::kLast);
   return true;
+}
+
+uint64_t Engine::current_received(const Peer& p) noexcept {
+  return p.cur_recv ? p.cur_recv->received : p.cur_unex ? p.cur_unex->received : UINT64_MAX;
+}
+
+// Copies len payload bytes to offset off of the message being received: the posted receive's
+// iov (what lies past its capacity is truncated) or the unexpected buffer.
+void Engine::place_bytes(Peer& p, uint64_t off, const uint8_t* payload, uint32_t len) noexcept {
+  if (RecvEntry* r = p.cur_recv) {
+    if (off < r->cap)
+      copy_to_iov(r->op.iov, r->op.iov_count, off, payload, std::min<uint64_t>(len, r->cap - off));
+  } else if (len) {
+    std::memcpy(p.cur_unex->buf + off, payload, len);
+  }
 }
 
 void Engine::advance_current(Peer& p, PeerId pid, uint32_t len, bool last) noexcept {
@@ -290,22 +292,13 @@ bool Engine::place_early(Peer& p, const wire::Header& h, const uint8_t* payload)
   const uint64_t off = uint64_t(Seq32(h.psn) - p.cur_first_psn) * p.cur_seg;
   if (off != h.offset || off + len > h.msg_len) return false;
   if (last ? off + len != h.msg_len : len != p.cur_seg) return false;
-  if (RecvEntry* r = p.cur_recv) {
-    if (off <= r->received) return false;  // not above the hole: deliver() has it
-    if (off < r->cap)
-      copy_to_iov(r->op.iov, r->op.iov_count, off, payload, std::min<uint64_t>(len, r->cap - off));
-  } else {
-    UnexEntry* u = p.cur_unex;
-    if (off <= u->received) return false;
-    if (len) std::memcpy(u->buf + off, payload, len);
-  }
+  if (off <= current_received(p)) return false;  // not above the hole: deliver() has it
+  place_bytes(p, off, payload, len);
   return true;
 }
 
 void Engine::deliver_placed(Peer& p, PeerId pid, const ReorderBuffer::Placed& pl) noexcept {
-  const uint64_t received = p.cur_recv ? p.cur_recv->received
-                            : p.cur_unex ? p.cur_unex->received : UINT64_MAX;
-  if (received != pl.offset) {  // the message was cut short in between (abort_current)
+  if (current_received(p) != pl.offset) {  // the message was cut short in between (abort_current)
     ++stats_.drop_protocol;
     return;
   }

@@ -1,4 +1,4 @@
-# Sourced by the benchmark scripts (bench-compare.sh, bench-rate.sh) after they set $P (the
+# Sourced by the benchmark scripts (bench-compare.sh, bench-rate.sh, bench-loss.sh) after they set $P (the
 # pollfab command): $out (a temporary directory for the logs), $bg (the pid of a background
 # server, which the cleanup kills) and an EXIT trap that also takes the testbed down and removes
 # $out (KEEP_LOGS=1 keeps it).
