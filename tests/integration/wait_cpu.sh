@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A server blocked in fi_cq_sread / epoll (FI_WAIT_FD) sleeps and wakes within 1 ms of a peer
-# in another process (tests/ofi/test_wait_cpu.cpp, OfiWaitCpuRemote): the server in one process,
+# A server blocked in fi_cq_sread / epoll (FI_WAIT_FD) sleeps (does not poll) and wakes on the send
+# of a peer in another process (tests/ofi/test_wait_cpu.cpp, OfiWaitCpuRemote): the server in one process,
 # its peer in another; LINK memif: dpdk between testbed hosts a and b; LINK udp: the udp
 # provider on loopback in a network namespace this script creates.
 # Usage: wait_cpu.sh BUILD_DIR TEST_BINARY LINK. Always removes what it created.

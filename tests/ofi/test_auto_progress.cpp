@@ -101,11 +101,13 @@ TEST(OfiAutoProgress, ASleepingServerServesDeliveryCompleteSends) {
       got += int(n);
     }
     EXPECT_EQ(got, kMsgs);
-    // Idle now: the thread sleeps (under 5% of a CPU for the whole process over a second).
+    // Idle now: the thread sleeps, it does not poll (the whole process over a second uses under
+    // a quarter of a CPU; a polling thread uses all of it; sleeping measured 3-6%, with the
+    // host's timer costs, so the figure is not asserted).
     std::this_thread::sleep_for(200ms);
     const double cpu0 = cpu_ms(RUSAGE_SELF);
     std::this_thread::sleep_for(1s);
-    EXPECT_LT(cpu_ms(RUSAGE_SELF) - cpu0, 50.0);
+    EXPECT_LT(cpu_ms(RUSAGE_SELF) - cpu0, 250.0) << "the idle progress thread polls";
   }
   unsetenv(assist.c_str());
 }
