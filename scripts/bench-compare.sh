@@ -3,8 +3,10 @@
 #   - pollfab's dpdk provider on net_tap (testbed, host b -> host a), and on net_memif if it works
 #   - the reference libfabric's "tcp;ofi_rxm" and "udp;ofi_rxd" on loopback (inside a testbed
 #     namespace, so no traffic touches the machine's own interfaces)
-# plus a raw DPDK ping-pong with no protocol on the same vdevs (the floor pollfab can approach),
-# all in one run. Prints usec/xfer at 64 B and 4 KiB and MB/sec at 1 MiB side by side, with
+# plus a raw DPDK ping-pong with no protocol on the same vdevs (the floor pollfab can approach:
+# pollfab-rawpp, whose server answers a message once all its frames are in, as fi_pingpong's
+# does; on memif also its per-frame echo, where a multi-frame message's two directions overlap,
+# shown for reference), all in one run. Prints usec/xfer at 64 B and 4 KiB and MB/sec at 1 MiB side by side, with
 # ratios to pollfab over net_tap: ratio = row / pollfab(tap) for every column (usec/xfer: above
 # 1 means the row is slower than pollfab; MB/sec: above 1 means the row moves more data).
 # A second table gives pollfab's ratio to the raw DPDK floor on the same vdev (the figure a
@@ -32,14 +34,19 @@ RAW=$PWD/build/apps/pollfab-rawpp
 
 . scripts/lib/pingpong_pair.sh  # pp (one fi_pingpong pair), val (its result columns)
 
+# raw NAME ECHO: the raw ping-pong at each size with fi_pingpong's iteration count (ECHO:
+# message, the floor; frame, the pipelined per-frame echo); results appended to $out/NAME.
 raw() {
-  local name=$1
-  timeout 300 "$P" testbed exec a -- "$RAW" -S 64,4096,1048576 -I "$i4k" > "$out/$name.s" 2>&1 &
-  bg=$!
-  sleep 0.7
-  timeout 300 "$P" testbed exec b -- "$RAW" -S 64,4096,1048576 -I "$i4k" "$("$P" testbed addr a)" > "$out/$name" 2>&1 || echo "n/a" >> "$out/$name"
-  wait "$bg" 2>/dev/null || true
-  bg=""
+  local name=$1 echo=$2 s size it
+  for s in 64:$i64 4096:$i4k 1048576:$i1m; do
+    size=${s%:*}; it=${s#*:}
+    timeout 300 "$P" testbed exec a -- "$RAW" --echo "$echo" > "$out/$name.s" 2>&1 &
+    bg=$!
+    sleep 0.7
+    timeout 300 "$P" testbed exec b -- "$RAW" -S "$size" -I "$it" "$("$P" testbed addr a)" >> "$out/$name" 2>&1 || echo "n/a" >> "$out/$name"
+    wait "$bg" 2>/dev/null || true
+    bg=""
+  done
 }
 rawval() { awk -v s="$2" -v c="$3" '$1==s {print $c}' "$out/$1" | tail -1; }
 
@@ -69,7 +76,7 @@ for s in 64:$i64 4096:$i4k 1048576:$i1m; do
   pp rxm "$size" "$it" "tcp;ofi_rxm" "ip netns exec pollfab-a" "ip netns exec pollfab-a" 127.0.0.1
   pp rxd "$size" "$it" "udp;ofi_rxd" "ip netns exec pollfab-a" "ip netns exec pollfab-a" 127.0.0.1
 done
-raw raw_tap
+raw raw_tap message
 "$P" testbed down >/dev/null
 xcore() { build/apps/pollfab-bench-xcore --cpus 0,1 --ms 100 | sed -n 's/^xcore_rtt_ns=//p'; }
 x_before=$(xcore || echo n/a)
@@ -78,7 +85,8 @@ if "$P" testbed up --link memif >/dev/null; then
     size=${s%:*}; it=${s#*:}
     pp pollfab_memif "$size" "$it" dpdk "$P testbed exec a --" "$P testbed exec b --" "$A"
   done
-  raw raw_memif
+  raw raw_memif message
+  raw raw_memif_frame frame
   for m in "${modes[@]}"; do  # progress and waiting: dpdk over memif and udp on loopback
     key=${m%%:*}; key=${key// /_}
     read -r -a margs <<<"${m#*:}"
@@ -103,9 +111,13 @@ row "reference tcp;ofi_rxm, loopback" "$(val rxm.64 7)" "$(val rxm.4096 7)" "$(v
 row "reference udp;ofi_rxd, loopback" "$(val rxd.64 7)" "$(val rxd.4096 7)" "$(val rxd.1048576 6)"
 row "raw DPDK floor, net_tap" "$(rawval raw_tap 64 3)" "$(rawval raw_tap 4096 3)" "$(rawval raw_tap 1048576 4)"
 row "raw DPDK floor, net_memif" "$(rawval raw_memif 64 3)" "$(rawval raw_memif 4096 3)" "$(rawval raw_memif 1048576 4)"
+row "raw per-frame echo, net_memif" "$(rawval raw_memif_frame 64 3)" "$(rawval raw_memif_frame 4096 3)" "$(rawval raw_memif_frame 1048576 4)"
 echo
 echo "ratio = row / pollfab(tap): usec/xfer above 1 = slower than pollfab; MB/s above 1 = more throughput."
-echo "Iterations: 64 B $i64, 4 KiB $i4k, 1 MiB $i1m; raw: $i4k per size (lost raw frames are counted, not resent)."
+echo "Iterations: 64 B $i64, 4 KiB $i4k, 1 MiB $i1m, raw too (lost raw frames are counted, not resent)."
+echo "raw floor: the server answers a message once all its frames are in (fi_pingpong's order). The"
+echo "per-frame echo answers each frame as it arrives, so at 1 MiB both directions move at once:"
+echo "not a ping-pong, shown for reference (pollfab was compared with it before 2026-11-26)."
 
 # pollfab / raw floor on the same vdev.
 printf "\n%-34s %12s %12s %12s\n" "pollfab / raw DPDK floor" "64B usec" "4KiB usec" "1MiB MB/s"

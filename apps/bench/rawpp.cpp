@@ -1,9 +1,14 @@
 // pollfab-rawpp: a raw DPDK ping-pong with no protocol at all, on the same port the dpdk
 // provider would use (same config: POLLFAB_CONFIG, so `pollfab testbed exec` works). It is the
 // floor the provider can approach: the client sends a message as a burst of MTU-sized Ethernet
-// frames (EtherType 0x88b5, local experimental), the server swaps the MAC addresses and sends
-// each frame back, the client waits for all of them. Lost frames are counted, never resent.
-//   server: pollfab-rawpp
+// frames (EtherType 0x88b5, local experimental); the server, once it has all of the message's
+// frames, swaps their MAC addresses and sends them back, as fi_pingpong's server answers a
+// message once its receive completed; the client waits for all of them. Lost frames are
+// counted, never resent.
+// --echo frame: the server sends each frame back as it arrives instead, so a multi-frame
+// message's two directions overlap (a pipelined echo: at 1 MiB it moves both directions' bytes
+// in about the time of one, which no message ping-pong can; one-frame messages are the same).
+//   server: pollfab-rawpp [--echo message|frame]
 //   client: pollfab-rawpp -S 64,4k,1m -I 1000 SERVER_ADDR
 // Output columns: bytes, iterations, usec/xfer (half round trip), MB/sec (fi_pingpong's
 // definition: 2 * bytes * iterations / time), lost frames.
@@ -43,32 +48,45 @@ struct Run {
   uint32_t frame_payload;  // bytes per frame after the Ethernet header
 };
 
-// Server: echo frames until told the count is reached (count comes per size over OOB).
-int serve(Run& r, apps::Oob& oob) {
+// Server: echo until told the count is reached (the frame count and the frames of one message
+// come per size over OOB). per_frame: each frame goes back as it arrives; otherwise a message's
+// frames go back once all of them are in (a frame lost for good leaves the rest of the run to
+// the client's deadline and the 120 s bound).
+int serve(Run& r, apps::Oob& oob, bool per_frame) {
+  std::vector<rte_mbuf*> msg;
   for (;;) {
-    uint64_t want = 0;
+    uint64_t want = 0, frames = 0;
     if (!oob.recv_all(&want, sizeof want)) return 0;  // client done
     if (want == 0) return 0;
-    uint64_t echoed = 0;
-    rte_mbuf* m[64];
+    if (!oob.recv_all(&frames, sizeof frames) || frames == 0) return 1;
+    const uint64_t batch = per_frame ? 64 : frames;
+    msg.resize(batch + 64);
+    uint64_t echoed = 0, held = 0;
     auto deadline = Clock::now() + std::chrono::seconds(120);
     while (echoed < want && Clock::now() < deadline) {
-      uint16_t n = r.port->rx_burst(m, 64);
-      uint16_t k = 0;
+      const uint64_t base = held;  // the burst lands after the frames already held
+      const uint16_t n = r.port->rx_burst(msg.data() + base, 64);
       for (uint16_t i = 0; i < n; ++i) {
-        auto* eth = rte_pktmbuf_mtod(m[i], rte_ether_hdr*);
+        rte_mbuf* f = msg[base + i];
+        auto* eth = rte_pktmbuf_mtod(f, rte_ether_hdr*);
         if (eth->ether_type != rte_cpu_to_be_16(kEtherType)) {
-          rte_pktmbuf_free(m[i]);
+          rte_pktmbuf_free(f);
           continue;
         }
         eth->dst_addr = eth->src_addr;
         eth->src_addr = r.port->mac();
-        m[k++] = m[i];
+        msg[held++] = f;
       }
-      uint16_t sent = 0;
-      while (sent < k) sent += r.port->tx_burst(m + sent, k - sent);
-      echoed += k;
+      // Whole messages (per frame: whatever arrived) go back; the rest waits for its frames.
+      const uint64_t ready = per_frame ? held : held - held % frames;
+      uint64_t sent = 0;
+      while (sent < ready)
+        sent += r.port->tx_burst(msg.data() + sent, static_cast<uint16_t>(std::min<uint64_t>(ready - sent, 64)));
+      for (uint64_t i = ready; i < held; ++i) msg[i - ready] = msg[i];
+      held -= ready;
+      echoed += ready;
     }
+    for (uint64_t i = 0; i < held; ++i) rte_pktmbuf_free(msg[i]);
     if (!oob.sync()) return 1;
   }
 }
@@ -162,8 +180,8 @@ int client(Run& r, apps::Oob& oob, const std::vector<size_t>& sizes, uint64_t it
   for (size_t size : all) {
     uint64_t iters_now = warm ? 200 : iters;
     uint32_t frames = frames_for(r, size);
-    uint64_t want = iters_now * frames;
-    if (!oob.send_all(&want, sizeof want)) return 1;
+    uint64_t want = iters_now * frames, per_msg = frames;
+    if (!oob.send_all(&want, sizeof want) || !oob.send_all(&per_msg, sizeof per_msg)) return 1;
     uint64_t lost = 0;
     auto t0 = Clock::now();
     for (uint64_t it = 0; it < iters_now; ++it) {
@@ -213,7 +231,11 @@ int main(int argc, char** argv) {
   uint64_t iters = 1000;
   uint16_t port_no = 47594;
   bool rate = false;
+  std::string echo = "message";
   app.add_flag("--rate", rate, "packet rate (tx-only -> rx-only) instead of ping-pong");
+  app.add_option("--echo", echo, "server: answer a whole message (message, as fi_pingpong) or "
+                 "each frame as it arrives (frame: the two directions overlap)")
+      ->check(CLI::IsMember({"message", "frame"}));
   app.add_option("addr", server, "server bootstrap address (client mode)");
   app.add_option("-S,--sizes", sizes_s, "message sizes");
   app.add_option("-I,--iterations", iters, "iterations per size");
@@ -258,7 +280,7 @@ int main(int argc, char** argv) {
   Run r{port.get(), {}, port->mtu()};
   rte_ether_addr mine = port->mac();
   if (!oob.send_all(&mine, sizeof mine) || !oob.recv_all(&r.peer, sizeof r.peer)) return 1;
-  if (!is_client) return rate ? serve_rate(r, oob) : serve(r, oob);
+  if (!is_client) return rate ? serve_rate(r, oob) : serve(r, oob, echo == "frame");
   std::vector<size_t> sizes = apps::parse_size_list(sizes_s);
   return rate ? client_rate(r, oob, sizes, iters) : client(r, oob, sizes, iters);
 }
