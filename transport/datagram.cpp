@@ -24,7 +24,6 @@ Status Engine::send_dgram(const SendOp& op, uint64_t len) noexcept {
   copy_from_iov(op.iov, op.iov_count, 0, pkt.data + wire::kHeaderBytes, len);
   pkt.len = static_cast<uint32_t>(wire::kHeaderBytes + len);
   pkt.route = &p.route;
-  seal(pkt);
   if (!enqueue_tx(pkt)) {
     io_.free(&pkt, 1);
     return Status::NoResource;

@@ -119,7 +119,8 @@ void Engine::restart_protocol(Peer& p) noexcept {
   cc_restart(p.cc, cc_);
   p.data_rx_ns = 0;
   p.ack_pending = 0;
-  p.ack_now = false;
+  p.ack_now = p.ack_idle = p.rx_this_round = false;
+  p.bundle_done = 0;
 }
 
 PeerId Engine::peer(const PeerAddr& addr) {
@@ -233,9 +234,13 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
     if (h.type == wire::Type::Ack) on_ack(p, h, pkt.data + wire::kHeaderBytes, h.payload_len);
     else on_ack(p, h, nullptr, 0);
   }
-  if (h.flags & wire::kAckReq) {  // a probe: answer at once
-    p.ack_now = true;
-    if (!p.ack_pending) note_ack_pending(p);
+  if (h.flags & wire::kAckReq) {
+    if (h.type == wire::Type::Ack) {  // a liveness probe: answer at once
+      p.ack_now = true;
+      if (!p.ack_pending) note_ack_pending(p);
+    } else {
+      p.ack_idle = true;  // a sender waiting for its completions: once its burst is in
+    }
   }
   if (h.type == wire::Type::Ack) {
     ++stats_.acks_rx;
@@ -274,9 +279,10 @@ void Engine::progress() noexcept {
         p.ack_now = true;  // window update: the sender may be waiting for credits
         if (!p.ack_pending) note_ack_pending(p);
       }
-      if (p.ack_pending &&
-          (p.ack_now || p.ack_pending >= cfg_.ack_coalesce_pkts || now >= p.ack_deadline_ns))
+      if (p.ack_pending && (p.ack_now || p.ack_pending >= cfg_.ack_coalesce_pkts ||
+                            now >= p.ack_deadline_ns || (p.ack_idle && !p.rx_this_round)))
         send_ack(p);
+      p.rx_this_round = false;
     }
   }
   flush();
@@ -289,7 +295,7 @@ uint64_t Engine::next_deadline_ns() const noexcept {
     const Peer& p = *pp;
     if (p.rto_deadline_ns) d = std::min(d, p.rto_deadline_ns);
     if (p.loss_deadline_ns) d = std::min(d, p.loss_deadline_ns);
-    if (p.ack_pending) d = std::min(d, p.ack_now ? 0 : p.ack_deadline_ns);
+    if (p.ack_pending) d = std::min(d, p.ack_now || p.ack_idle ? 0 : p.ack_deadline_ns);
     // Liveness: a driver sleeping until this deadline must still see peers die.
     if (cfg_.reliable && cfg_.peer_timeout_ns && !p.dead) d = std::min(d, liveness_deadline(p));
   }

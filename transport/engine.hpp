@@ -107,6 +107,9 @@ struct EngineConfig {
   uint32_t tx_size = 1024;               // sends in flight (pool size)
   uint32_t rx_size = 1024;               // posted receives (pool size)
   uint32_t inject_size = 1024;           // bytes copied at post time for kOpInject
+  // Messages of at most this many bytes that queue behind another to the same peer (posted
+  // since the last flush) share its packet (wire::kBundle); 0 = one message per packet.
+  uint32_t bundle_max_bytes = 1024;
   uint64_t max_msg_size = 0xffffffffull; // bytes
   uint64_t max_unexpected_bytes = 64ull << 20;  // buffers and bookkeeping of unexpected messages
   uint32_t max_peers = 4096;
@@ -140,6 +143,7 @@ struct EngineStats {
   uint64_t rack_retx_events = 0;// retransmissions decided by time (a later packet arrived)
   uint64_t zc_tx_pkts = 0;      // data packets whose payload was attached, not copied (zero copy)
   uint64_t ooo_placed = 0;      // of ooo_pkts, copied to their place in the message on arrival
+  uint64_t bundled_msgs = 0;    // messages sent in another message's packet (wire::kBundle)
   uint64_t rma_ops = 0;         // RMA operations (writes, reads) we started
   uint64_t atomic_ops = 0;      // atomic operations we started
   uint64_t rma_served = 0;      // peers' RMA requests we served (writes and reads)
@@ -301,9 +305,22 @@ class Engine {
   // Sends what the windows allow of p's queue; `now` is the clock at the call (one reading per
   // post or progress round, not one per packet).
   void pump(Peer& p, uint64_t now) noexcept;
+  // Builds and queues the packet of one segment of m (n_msgs > 1: m and the n_msgs - 1 whole
+  // messages after it, a bundle being resent). False: no buffer or queue room.
   bool emit_segment(Peer& p, SendMsg& m, uint32_t offset, uint32_t len, Seq32 psn,
-                    bool retransmit) noexcept;
+                    bool retransmit, uint32_t n_msgs = 1) noexcept;
+  // Bundling (wire::kBundle): m, whole and small, joins the packet of the message before it
+  // when that packet is p's newest, still queued and unsealed, with room. True if it did.
+  bool try_bundle(Peer& p, SendMsg& m) noexcept;
+  // May m share a packet with others (a plain message of the application's, copied)?
+  bool bundleable(const SendMsg& m) const noexcept;
+  // Appends m as a bundle entry to pkt (a Data packet being built); false if it does not fit.
+  bool append_message(PacketBuf& pkt, const SendMsg& m) noexcept;
   bool deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
+  // One message's segment (h describes it, payload its bytes); deliver() of a plain packet.
+  bool deliver_message(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
+  // Each message of a bundle in turn, from p.bundle_done on (deliver_message for each).
+  bool deliver_bundle(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
   void abort_current(Peer& p, PeerId pid) noexcept;
   void fail_current(Peer& p, PeerId pid, Status st) noexcept;
 
@@ -407,6 +424,8 @@ class Engine {
   // post get their send time restamped (one clock reading), so a wait for the next progress()
   // never counts as network RTT (RTT samples, RACK, the congestion controller).
   void flush(bool restamp = true) noexcept;
+  // Sets ACK_REQ on the newest queued data packet when its peer holds many unacknowledged sends.
+  void request_ack() noexcept;
   // After a post: flush unless kOpMore, if it is the first post since progress() or kTxBurst
   // packets wait.
   void flush_after_post(uint32_t op_flags) noexcept;
@@ -449,6 +468,7 @@ class Engine {
   PacketBuf txq_[kTxQueue];
   TxSlot* txq_slot_[kTxQueue] = {};  // the data segment's window slot, for the restamp; or null
   uint16_t txq_len_ = 0;
+  uint16_t txq_sealed_ = 0;  // txq_[0, txq_sealed_) are sealed (flush seals the rest)
   bool tx_eager_ = true;  // no post has flushed since the last progress()
   PacketBuf alloc_cache_[32];
   uint16_t alloc_cache_len_ = 0;

@@ -68,12 +68,15 @@ struct Engine::RmaSlot {
 
 // A sent, not yet cumulatively acknowledged packet. Whether it was SACKed is the peer's
 // scoreboard bit (Peer::sack_bits), not a field here.
+// A bundle (wire::kBundle) is msg and the n_msgs - 1 messages after it in the peer's FIFO, each
+// whole; offset and len are msg's (0 and its length).
 struct Engine::TxSlot {
   SendMsg* msg = nullptr;
   uint32_t offset = 0;
   uint32_t len = 0;
   uint64_t sent_ns = 0;
   uint16_t tx_count = 0;
+  uint16_t n_msgs = 1;
 };
 
 struct Engine::Peer {
@@ -98,6 +101,7 @@ struct Engine::Peer {
   SendMsg* sq_head = nullptr;     // FIFO of messages not yet fully acknowledged
   SendMsg* sq_tail = nullptr;
   SendMsg* sq_next = nullptr;     // first message with segments left to send
+  uint32_t queued_msgs = 0;       // messages in that FIFO (sq_head ..): completions waiting
   uint64_t rto_deadline_ns = 0;   // 0 = timer not armed
   Seq32 high_sacked;              // highest PSN SACKed (valid when > snd_una)
   uint64_t rack_xmit_ns = 0;      // latest send time of a packet known delivered (RACK)
@@ -120,6 +124,9 @@ struct Engine::Peer {
   Seq32 cur_first_psn;
   uint32_t cur_seg = 0;
   uint64_t cur_tag = 0, cur_data = 0;
+  // messages of the bundle at rcv_nxt already delivered: an attempt that ran out of unexpected
+  // buffer space part way resumes after them (the retransmission carries the same messages)
+  uint32_t bundle_done = 0;
   // an RMA write being received (rma.cpp): its answer (reserved at the first segment), the
   // verdict of the MR check and where the data goes
   SendMsg* rma_answer = nullptr;
@@ -132,6 +139,10 @@ struct Engine::Peer {
   uint16_t adv_credits = 0;           // credits last advertised (flow_control.hpp)
   uint32_t ack_pending = 0;           // packets received but not yet acknowledged
   uint64_t ack_deadline_ns = 0;
+  // The sender asked (ACK_REQ on data: it waits for its completions): the ACK goes at the first
+  // progress() round that brings no more data from it, not after ack_delay_ns.
+  bool ack_idle = false;
+  bool rx_this_round = false;         // data arrived from p since the last progress() round
   bool ack_now = false;
 
   // counters (PeerStats)

@@ -58,6 +58,7 @@ void Engine::reset_peer(Peer& p, PeerId pid, Status st) noexcept {
     complete_send(m, st);
   }
   p.sq_tail = p.sq_next = nullptr;
+  p.queued_msgs = 0;
   if (p.txw) {
     for (uint32_t i = 0; i < p.send_ring_slots(); ++i) p.txw[i] = TxSlot{};
     p.sack_bits.clear_all();

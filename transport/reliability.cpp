@@ -22,6 +22,7 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
   Seq32 psn(h.psn);
   int32_t d = psn - p.rcv_nxt;
   p.data_rx_ns = last_rx_ns_;
+  p.rx_this_round = true;
   if (d < 0) {  // duplicate of something delivered: tell the sender again
     ++stats_.dup_pkts;
     ++p.dup_pkts;
@@ -79,8 +80,13 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
   io_.free(&pkt, 1);
   ++p.rcv_nxt;
   note_ack_pending(p);
-  if (h.flags & wire::kAckReq) p.ack_now = true;
   if (!p.held.empty()) drain_held(p, pid);
+  // ack_coalesce_pkts reached in the middle of a receive burst (a burst of bundles can hold a
+  // sender's whole window): the ACK leaves now, not after the rest of the burst.
+  if (p.ack_pending >= cfg_.ack_coalesce_pkts && p.held.empty()) {
+    send_ack(p);
+    flush();
+  }
 }
 
 void Engine::drain_held(Peer& p, PeerId pid) noexcept {
@@ -162,6 +168,7 @@ void Engine::fill_ack(Peer& p, wire::Header& h, uint8_t* ext) noexcept {
   if (!ext && ext_len) return;
   p.ack_pending = 0;
   p.ack_now = false;
+  p.ack_idle = false;
 }
 
 void Engine::send_ack(Peer& p) noexcept {
@@ -180,7 +187,6 @@ void Engine::send_ack(Peer& p) noexcept {
   wire::encode(h, pkt.data);
   pkt.len = static_cast<uint32_t>(wire::kHeaderBytes + h.payload_len);
   pkt.route = &p.route;
-  seal(pkt);
   if (!enqueue_tx(pkt)) {
     io_.free(&pkt, 1);
     p.ack_pending = pending;
@@ -277,6 +283,7 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
       SendMsg* m = p.sq_head;
       p.sq_head = m->next;
       if (!p.sq_head) p.sq_tail = nullptr;
+      --p.queued_msgs;
       complete_send(m, Status::Ok);
     }
     p.rto_deadline_ns = p.inflight() || p.sq_next ? now + p.rtt.rto_ns : 0;
@@ -290,7 +297,7 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
 
 bool Engine::resend(Peer& p, Seq32 psn, uint64_t now) noexcept {
   TxSlot& t = p.slot(psn);
-  if (!emit_segment(p, *t.msg, t.offset, t.len, psn, true)) return false;
+  if (!emit_segment(p, *t.msg, t.offset, t.len, psn, true, t.n_msgs)) return false;
   ++t.tx_count;
   t.sent_ns = now;
   return true;

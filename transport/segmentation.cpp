@@ -56,6 +56,7 @@ void Engine::queue_msg(Peer& p, SendMsg* m) noexcept {
   m->next = nullptr;
   if (p.sq_tail) p.sq_tail->next = m; else p.sq_head = m;
   p.sq_tail = m;
+  ++p.queued_msgs;
   if (!p.sq_next) p.sq_next = m;
   pump(p, now);
 }
@@ -96,7 +97,11 @@ void Engine::pump(Peer& p, uint64_t now) noexcept {
   // bounded by the receiver's credits and by the send ring.
   uint32_t limit = cfg_.window_pkts;
   if (cfg_.cc) limit = std::min(limit, cc_window(p.cc, cc_));
-  while (p.sq_next && p.pipe() < limit) {
+  while (p.sq_next) {
+    // A small whole message rides in the packet of the one before it, if that one has not
+    // left yet: no PSN, no window, no header of its own.
+    if (p.sq_next->next_offset == 0 && try_bundle(p, *p.sq_next)) continue;
+    if (p.pipe() >= limit) break;
     if (!flow_window_open(p.flow, p.snd_nxt)) {  // the receiver's window is closed
       if (!p.flow.persist_probe) {
         if (!p.flow.credit_stalled) ++stats_.credit_stalls;
@@ -123,6 +128,7 @@ void Engine::pump(Peer& p, uint64_t now) noexcept {
     s.sent_ns = now;
     if (txq_len_) txq_slot_[txq_len_ - 1] = &s;  // still queued: restamped when it leaves
     s.tx_count = 1;
+    s.n_msgs = 1;
     ++p.snd_nxt;
     m.next_offset = off + len;
     if (m.next_offset == m.len) {
@@ -140,8 +146,60 @@ void Engine::pump(Peer& p, uint64_t now) noexcept {
   arm_probe(p);
 }
 
+bool Engine::bundleable(const SendMsg& m) const noexcept {
+  return m.type == wire::Type::Data && m.origin == SendMsg::Origin::App &&
+         !(m.op.flags & kOpDeliveryComplete) && m.len <= cfg_.bundle_max_bytes &&
+         !(m.pin != kNoPin && m.len >= zc_min_);  // never attached (zero copy)
+}
+
+bool Engine::append_message(PacketBuf& pkt, const SendMsg& m) noexcept {
+  const uint16_t f = ((m.op.flags & kOpTagged) ? wire::kTagged : 0) |
+                     ((m.op.flags & kOpCqData) ? wire::kCqData : 0);
+  const uint32_t need = wire::bundle_entry_bytes(f) + static_cast<uint32_t>(m.len);
+  if (pkt.ext_len || pkt.len + need > wire::kHeaderBytes + seg_bytes_ || pkt.len + need > pkt.cap)
+    return false;
+  uint8_t* at = pkt.data + pkt.len;
+  at += wire::encode_bundle_entry(at, f, static_cast<uint16_t>(m.len), m.op.tag, m.op.cq_data);
+  copy_from_iov(m.op.iov, m.op.iov_count, 0, at, m.len);
+  pkt.len += need;
+  util::store_be16(pkt.data + 4, util::load_be16(pkt.data + 4) | wire::kBundle);  // flags
+  util::store_be16(pkt.data + 6, static_cast<uint16_t>(pkt.len - wire::kHeaderBytes));
+  return true;
+}
+
+bool Engine::try_bundle(Peer& p, SendMsg& m) noexcept {
+  if (!cfg_.bundle_max_bytes || !txq_len_ || txq_sealed_ >= txq_len_ || p.snd_nxt == p.snd_una ||
+      !bundleable(m))
+    return false;
+  // p's newest packet, still the tail of the queue (txq_slot_ points at its send slot only
+  // while it waits there), holding whole messages only: m is the one after them in the FIFO.
+  TxSlot& t = p.slot(p.snd_nxt - 1);
+  if (txq_slot_[txq_len_ - 1] != &t || !t.msg || t.offset || t.len != t.msg->len ||
+      !bundleable(*t.msg))
+    return false;
+  if (t.n_msgs >= wire::kMaxBundleMsgs) {
+    flush();  // full: as below
+    return false;
+  }
+  if (!append_message(txq_[txq_len_ - 1], m)) {
+    // The tail is full: it goes now (the receiver starts on it while the next one fills)
+    // rather than waiting for the next progress() or a burst of kTxBurst packets.
+    flush();
+    return false;
+  }
+  ++t.n_msgs;
+  m.next_offset = static_cast<uint32_t>(m.len);
+  m.segmented = true;
+  m.last_psn = p.snd_nxt - 1;
+  p.sq_next = m.next;
+  ++stats_.bundled_msgs;
+  stats_.tx_bytes += m.len;
+  p.tx_bytes += m.len;
+  return true;
+}
+
 bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32 psn,
-                          bool retransmit) noexcept {
+                          bool retransmit, uint32_t n_msgs) noexcept {
   PacketBuf pkt;
   if (!alloc_pkt(pkt)) return false;
   wire::Header h;
@@ -176,7 +234,13 @@ bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32
     pkt.len = static_cast<uint32_t>(wire::kHeaderBytes + ext + len);
   }
   pkt.route = &p.route;
-  seal(pkt);
+  // A bundle being resent: the same messages as the first time (they stay in the FIFO until
+  // the packet is acknowledged, and fitted then).
+  const SendMsg* b = &m;
+  for (uint32_t i = 1; i < n_msgs && (b = b->next); ++i) {
+    if (!append_message(pkt, *b)) break;
+    len += static_cast<uint32_t>(b->len);
+  }
   if (!enqueue_tx(pkt)) {
     io_.free(&pkt, 1);
     return false;
@@ -193,6 +257,47 @@ bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32
 
 bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept {
   if (wire::is_rma(h.type)) return on_rma(p, pid, h, payload);
+  if (h.flags & wire::kBundle) return deliver_bundle(p, pid, h, payload);
+  return deliver_message(p, pid, h, payload);
+}
+
+bool Engine::deliver_bundle(Peer& p, PeerId pid, const wire::Header& h,
+                            const uint8_t* payload) noexcept {
+  wire::Header m = h;  // message 0, as the header describes it
+  m.flags = static_cast<uint16_t>(h.flags & ~wire::kBundle);
+  m.payload_len = static_cast<uint16_t>(h.msg_len);
+  const uint8_t* data = payload;
+  const uint8_t* q = payload + h.msg_len;
+  uint32_t left = h.payload_len - h.msg_len;
+  uint32_t n_msgs = 1;
+  for (uint32_t i = 0;; ++i, ++n_msgs) {
+    if (i >= p.bundle_done && !deliver_message(p, pid, m, data)) {
+      p.bundle_done = i;  // no room for message i: the retransmission resumes here
+      return false;
+    }
+    if (!left) break;
+    wire::BundleMsg b;
+    const uint32_t used = wire::decode_bundle_entry(q, left, b);  // decode() checked the walk
+    q += used;
+    left -= used;
+    m.flags = static_cast<uint16_t>(wire::kFirst | wire::kLast | b.flags);
+    m.msg_len = b.len;
+    m.payload_len = static_cast<uint16_t>(b.len);
+    m.tag = b.tag;
+    m.cq_data = b.cq_data;
+    data = b.data;
+  }
+  // The sender's completions wait for this ACK message by message: a bundle counts as its
+  // messages towards ack_coalesce_pkts (the caller counts the packet), or a window of small
+  // sends in a few packets would wait for ack_delay_ns.
+  note_ack_pending(p);  // starts the ACK delay if this is the first pending
+  p.ack_pending += n_msgs - 2;
+  p.bundle_done = 0;
+  return true;
+}
+
+bool Engine::deliver_message(Peer& p, PeerId pid, const wire::Header& h,
+                             const uint8_t* payload) noexcept {
   if (h.flags & wire::kFirst) {
     if (p.cur_recv || p.cur_unex) abort_current(p, pid);  // a message was cut short
     SendMsg* answer = nullptr;  // FI_DELIVERY_COMPLETE: reserved now, sent once placed

@@ -1,5 +1,5 @@
 // Engine transmit: packet buffers (allocated in bursts and cached), the tx queue flushed as one
-// burst per progress, sealing (CRC-32C), and send completions, which wait until the I/O layer
+// burst per progress, sealing (CRC-32C, as packets leave), and send completions, which wait until the I/O layer
 // holds no reference to zero-copy memory (the pinned list).
 // Batching across posts: the first post after a progress() goes out at once (a ping-pong's
 // one message pays no wait); the posts after it, until the next progress(), queue and leave
@@ -95,8 +95,27 @@ void Engine::flush_after_post(uint32_t op_flags) noexcept {
   }
 }
 
+// A sender holding many sends' completions and nothing more to send asks for its ACK at once
+// (ACK_REQ on the burst's last packet) rather than after the receiver's ACK delay: a window of small messages fits a few
+// packets, fewer than ack_coalesce_pkts, and each window would otherwise wait ack_delay_ns for
+// its completions. A request-response peer (a message or two in flight) keeps the piggyback.
+void Engine::request_ack() noexcept {
+  const TxSlot* t = txq_slot_[txq_len_ - 1];  // the newest data packet, unsent, unsealed
+  if (!t || txq_sealed_ >= txq_len_ || !t->msg) return;
+  const Peer& p = P(t->msg->op.peer);
+  // Only a burst that leaves nothing behind (the sender now waits) asks.
+  if (p.sq_next || p.queued_msgs < std::max<uint32_t>(2, cfg_.ack_coalesce_pkts / 2)) return;
+  uint8_t* hdr = txq_[txq_len_ - 1].data;
+  util::store_be16(hdr + 4, util::load_be16(hdr + 4) | wire::kAckReq);
+}
+
 void Engine::flush(bool restamp) noexcept {
   if (!txq_len_) return;
+  request_ack();
+  // Sealed here, as they leave: a queued packet may still take more messages (bundles).
+  if (cfg_.checksum)
+    for (uint16_t i = txq_sealed_; i < txq_len_; ++i) seal(txq_[i]);
+  txq_sealed_ = txq_len_;
   uint16_t n = io_.tx_burst(txq_, txq_len_);
   stats_.tx_pkts += n;
   if (restamp) {
@@ -114,6 +133,7 @@ void Engine::flush(bool restamp) noexcept {
     }
   }
   txq_len_ = static_cast<uint16_t>(txq_len_ - n);
+  txq_sealed_ = txq_len_;
 }
 
 }  // namespace pollfab::transport

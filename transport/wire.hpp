@@ -32,6 +32,17 @@
 // packets): bit j (byte j/8, bit j%8, least significant first) set means PSN ack_psn + 65 + j
 // was received. At most kMaxSackExtBytes.
 //
+// A Data packet with kBundle carries more than one whole message (small messages queued behind
+// each other to one peer share a packet: one PSN, one header, one acknowledgement). The header
+// describes message 0 (msg_len, tag, cq_data, kTagged/kCqData; FIRST and LAST, offset 0); the
+// payload is message 0's msg_len bytes, then one entry per further message:
+//   flags (16)  kTagged | kCqData of this message (other bits zero)
+//   len (16)    its bytes
+//   tag (64)    if kTagged
+//   cq_data (64) if kCqData
+//   len bytes of data
+// ending exactly at payload_len; at least one entry, at most kMaxBundleMsgs messages in all.
+//
 // RMA and atomic packets (types RmaWrite .. AtomicResp) carry the 32-byte RMA extension header
 // (RmaExt below) at the start of every segment's payload; for them msg_len and offset count the
 // data bytes after it (payload_len = kRmaExtBytes + data bytes). They travel in the same PSN
@@ -86,7 +97,8 @@ constexpr uint16_t kAckValid = 1u << 4;   // ack_psn (and sack) valid
 constexpr uint16_t kAckReq = 1u << 5;     // receiver should acknowledge at once
 constexpr uint16_t kRetransmit = 1u << 6; // this is a retransmission (statistics only)
 constexpr uint16_t kDeliveryReq = 1u << 7;// Data: answer (RmaResp, op_id = op_slot) once placed
-constexpr uint16_t kKnownFlags = 0xff;
+constexpr uint16_t kBundle = 1u << 8;     // Data: more whole messages follow message 0 (above)
+constexpr uint16_t kKnownFlags = 0x1ff;
 // RmaExt::atomic_kind of an RmaResp that answers a kDeliveryReq message: op_id = the message's
 // op_slot, addr = its first PSN (the sender checks both).
 constexpr uint8_t kAnswerDelivery = 3;
@@ -224,6 +236,50 @@ inline bool verify(uint8_t* p, size_t len) noexcept {
   return c == want || (c == 0 && want == 0xffffffffu);
 }
 
+// Bundles (kBundle): the entry of each message after the first, and the most messages a packet
+// carries (the sender's limit; more is bad_segment).
+constexpr size_t kBundleEntryBytes = 4;  // flags, len; then tag and cq_data if flagged
+constexpr uint32_t kMaxBundleMsgs = 64;
+constexpr uint16_t kBundleEntryFlags = kTagged | kCqData;
+// Bytes an entry's header takes for a message with these flags (kTagged, kCqData).
+constexpr uint32_t bundle_entry_bytes(uint16_t flags) noexcept {
+  return uint32_t(kBundleEntryBytes) + ((flags & kTagged) ? 8u : 0u) + ((flags & kCqData) ? 8u : 0u);
+}
+// Writes an entry's header at p; returns the bytes written (bundle_entry_bytes(flags)).
+inline uint32_t encode_bundle_entry(uint8_t* p, uint16_t flags, uint16_t len, uint64_t tag,
+                                    uint64_t cq_data) noexcept {
+  util::store_be16(p, flags);
+  util::store_be16(p + 2, len);
+  uint32_t at = kBundleEntryBytes;
+  if (flags & kTagged) { util::store_be64(p + at, tag); at += 8; }
+  if (flags & kCqData) { util::store_be64(p + at, cq_data); at += 8; }
+  return at;
+}
+// One message of a bundle as the receiver walks it.
+struct BundleMsg {
+  uint16_t flags = 0;  // kTagged | kCqData
+  uint32_t len = 0;
+  uint64_t tag = 0, cq_data = 0;
+  const uint8_t* data = nullptr;
+};
+// Reads the entry at p (at most `left` bytes, validated by decode()); returns the bytes it and
+// its data take, or 0 if malformed (short, unknown flag bits, data past `left`).
+inline uint32_t decode_bundle_entry(const uint8_t* p, uint32_t left, BundleMsg& m) noexcept {
+  if (left < kBundleEntryBytes) return 0;
+  m.flags = util::load_be16(p);
+  m.len = util::load_be16(p + 2);
+  if (m.flags & ~kBundleEntryFlags) return 0;
+  const uint32_t head = bundle_entry_bytes(m.flags);
+  if (head > left || m.len > left - head) return 0;
+  uint32_t at = kBundleEntryBytes;
+  m.tag = 0;
+  m.cq_data = 0;
+  if (m.flags & kTagged) { m.tag = util::load_be64(p + at); at += 8; }
+  if (m.flags & kCqData) { m.cq_data = util::load_be64(p + at); at += 8; }
+  m.data = p + at;
+  return head + m.len;
+}
+
 enum class DecodeError : uint8_t {
   None = 0, Short, BadMagic, BadVersion, BadType, BadFlags, BadLength, BadSegment,
   Count
@@ -272,6 +328,21 @@ inline DecodeError decode(const uint8_t* p, size_t len, Header& h) noexcept {
     const uint16_t data_len = load_be16(p + kHeaderBytes + 6);
     if (data_len > kMaxCmData || data_len + kCmExtBytes != h.payload_len)
       return DecodeError::BadLength;
+  }
+  if (h.flags & kBundle) {  // message 0, then whole entries to the end of the payload
+    if (h.type != Type::Data || (h.flags & (kFirst | kLast)) != (kFirst | kLast) ||
+        (h.flags & kDeliveryReq) || h.offset != 0 || h.msg_len >= h.payload_len)
+      return DecodeError::BadSegment;
+    const uint8_t* q = p + kHeaderBytes + h.msg_len;
+    uint32_t left = h.payload_len - h.msg_len, msgs = 1;
+    while (left) {
+      BundleMsg m;
+      const uint32_t used = decode_bundle_entry(q, left, m);
+      if (!used || ++msgs > kMaxBundleMsgs) return DecodeError::BadSegment;
+      q += used;
+      left -= used;
+    }
+    return DecodeError::None;
   }
   if (h.type == Type::Data || h.type == Type::Dgram || is_rma(h.type)) {
     const size_t ext = is_rma(h.type) ? kRmaExtBytes : 0;

@@ -51,6 +51,7 @@ constexpr EngineField kEngineFields[] = {
     {"rack_retx_events", &EngineStats::rack_retx_events},
     {"zc_tx_pkts", &EngineStats::zc_tx_pkts},
     {"ooo_placed", &EngineStats::ooo_placed},
+    {"bundled_msgs", &EngineStats::bundled_msgs},
     {"rma_ops", &EngineStats::rma_ops},
     {"atomic_ops", &EngineStats::atomic_ops},
     {"rma_served", &EngineStats::rma_served},

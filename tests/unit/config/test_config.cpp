@@ -104,7 +104,7 @@ TEST_F(ConfigTest, SchemaIsCompleteAndConsistent) {
     // The struct's initializers are the schema's defaults.
     EXPECT_EQ(value_text(Config{}, k), k.default_text) << name;
   }
-  EXPECT_EQ(schema().size(), 59u);
+  EXPECT_EQ(schema().size(), 60u);
   EXPECT_EQ(std::string(key("dpdk", "mtu").unit), "bytes");
   EXPECT_EQ(std::string(key("transport", "rto_min_us").unit), "us");
   EXPECT_EQ(std::string(key("fault", "drop").unit), "probability");

@@ -78,6 +78,28 @@ class Pair {
   PeerId a_to_b, b_to_a;
 };
 
+// Two engines on link's ends (a on end a, b on end b; their own PacketIo may filter the link's):
+// delivers each end's packets to its engine and progresses both, moving the clock to the next
+// event, until pred holds; at most max_rounds rounds. Returns pred().
+inline bool drive_until(MemLink& link, ManualClock& clock, Engine& a, Engine& b,
+                        const std::function<bool()>& pred, int max_rounds = 200000) {
+  PacketBuf bufs[32];
+  for (int i = 0; i < max_rounds; ++i) {
+    if (pred()) return true;
+    for (int side = 0; side < 2; ++side) {
+      PacketIo& io = side == 0 ? link.a() : link.b();
+      Engine& e = side == 0 ? a : b;
+      for (uint16_t n; (n = io.rx_burst(bufs, 32)) > 0;)
+        for (uint16_t k = 0; k < n; ++k) e.on_packet(bufs[k]);
+    }
+    a.progress();
+    b.progress();
+    const uint64_t t = std::min({link.next_delivery_ns(), a.next_deadline_ns(), b.next_deadline_ns()});
+    if (t != UINT64_MAX) clock.set(std::max(t, clock.now_ns() + 1));
+  }
+  return pred();
+}
+
 inline SendOp make_send(PeerId peer, const void* buf, size_t len, void* ctx = nullptr,
                         uint32_t flags = kOpCompletion) {
   SendOp op;

@@ -478,6 +478,7 @@ class RdmCase {
     RC_CLASSIFY(sa.rto_events + sb.rto_events > 0, "RTO fired");
     RC_CLASSIFY(t_.link.attached_packets() > 0, "zero copy");
     RC_CLASSIFY(sa.drop_unexpected_full + sb.drop_unexpected_full > 0, "unexpected budget full");
+    RC_CLASSIFY(sa.bundled_msgs + sb.bundled_msgs > 0, "bundles");
   }
 
   Params p_;

@@ -207,3 +207,93 @@ TEST(Wire, RmaExtensionRoundTripsAndFramesTheData) {
   buf[3] = 11;  // ConnReq with flags: connection packets carry none
   EXPECT_EQ(decode(buf, sizeof buf, out), DecodeError::BadFlags);
 }
+
+namespace {
+// A bundle: message 0 (msg0 bytes), then entries of `lens` bytes, the odd ones tagged and the
+// ones at multiples of 3 with CQ data. Returns the packet (header + payload).
+std::vector<uint8_t> bundle_packet(uint32_t msg0, const std::vector<uint16_t>& lens) {
+  std::vector<uint8_t> p(kHeaderBytes + msg0, 0xab);
+  for (size_t i = 0; i < lens.size(); ++i) {
+    const uint16_t f = uint16_t((i % 2 ? kTagged : 0) | (i % 3 == 0 ? kCqData : 0));
+    const size_t at = p.size();
+    p.resize(at + bundle_entry_bytes(f) + lens[i], uint8_t(i));
+    encode_bundle_entry(p.data() + at, f, lens[i], 1000 + i, 2000 + i);
+  }
+  Header h;
+  h.type = Type::Data;
+  h.flags = kFirst | kLast | kAckValid | kBundle;
+  h.msg_len = msg0;
+  h.payload_len = uint16_t(p.size() - kHeaderBytes);
+  encode(h, p.data());
+  return p;
+}
+}  // namespace
+
+TEST(Wire, BundleEntriesRoundTripAndEveryMalformedBundleIsRejected) {
+  std::vector<uint8_t> p = bundle_packet(10, {5, 0, 7});
+  Header h;
+  ASSERT_EQ(decode(p.data(), p.size(), h), DecodeError::None);
+  const uint8_t* q = p.data() + kHeaderBytes + h.msg_len;
+  uint32_t left = h.payload_len - h.msg_len;
+  const uint16_t want_len[] = {5, 0, 7};
+  for (int i = 0; i < 3; ++i) {
+    BundleMsg m;
+    const uint32_t used = decode_bundle_entry(q, left, m);
+    ASSERT_GT(used, 0u);
+    EXPECT_EQ(m.len, want_len[i]);
+    EXPECT_EQ(bool(m.flags & kTagged), i % 2 == 1);
+    EXPECT_EQ(m.tag, (m.flags & kTagged) ? 1000u + uint64_t(i) : 0u);
+    EXPECT_EQ(bool(m.flags & kCqData), i % 3 == 0);
+    EXPECT_EQ(m.cq_data, (m.flags & kCqData) ? 2000u + uint64_t(i) : 0u);
+    q += used;
+    left -= used;
+  }
+  EXPECT_EQ(left, 0u);
+
+  auto rejects = [](std::vector<uint8_t> bad, const char* why) {
+    Header d;
+    EXPECT_EQ(decode(bad.data(), bad.size(), d), DecodeError::BadSegment) << why;
+  };
+  {  // an entry whose data runs past the payload
+    std::vector<uint8_t> bad = p;
+    pollfab::util::store_be16(bad.data() + kHeaderBytes + 10 + 2, 500);
+    rejects(bad, "entry longer than the payload");
+  }
+  {  // an unknown bit in an entry's flags
+    std::vector<uint8_t> bad = p;
+    pollfab::util::store_be16(bad.data() + kHeaderBytes + 10, kCqData | kFirst);
+    rejects(bad, "entry flag other than TAGGED/CQ_DATA");
+  }
+  {  // payload_len cuts an entry's header short
+    std::vector<uint8_t> bad = bundle_packet(10, {5});
+    pollfab::util::store_be16(bad.data() + 6, uint16_t(10 + 2));
+    rejects(bad, "entry header cut short");
+  }
+  for (uint16_t drop : {kFirst, kLast}) {  // a bundle is whole messages
+    std::vector<uint8_t> bad = p;
+    pollfab::util::store_be16(bad.data() + 4, uint16_t(kFirst | kLast | kBundle | kAckValid) & ~drop);
+    rejects(bad, "bundle without FIRST and LAST");
+  }
+  {
+    std::vector<uint8_t> bad = p;
+    pollfab::util::store_be16(bad.data() + 4, kFirst | kLast | kBundle | kDeliveryReq);
+    rejects(bad, "bundle with DELIVERY_REQ");
+  }
+  {  // message 0 takes the whole payload: nothing to bundle
+    std::vector<uint8_t> bad = p;
+    pollfab::util::store_be32(bad.data() + 40, uint32_t(bad.size() - kHeaderBytes));
+    rejects(bad, "no entry after message 0");
+  }
+  {  // 65 messages
+    std::vector<uint8_t> bad = bundle_packet(1, std::vector<uint16_t>(kMaxBundleMsgs, 1));
+    rejects(bad, "more than kMaxBundleMsgs messages");
+    EXPECT_EQ(decode(bundle_packet(1, std::vector<uint16_t>(kMaxBundleMsgs - 1, 1)).data(),
+                     bundle_packet(1, std::vector<uint16_t>(kMaxBundleMsgs - 1, 1)).size(), h),
+              DecodeError::None);
+  }
+  {  // only DATA packets bundle
+    std::vector<uint8_t> bad = p;
+    bad[3] = uint8_t(Type::Dgram);
+    rejects(bad, "a DGRAM with BUNDLE");
+  }
+}

@@ -1,0 +1,272 @@
+// Bundling (segmentation.cpp, wire::kBundle): small whole messages posted to one peer while the
+// packet of the message before them still waits in the tx queue ride in that packet: one PSN,
+// one header, one acknowledgement for many. What the application sees is unchanged: the same
+// messages, in order, each with its own tag, CQ data and completion; what the link sees: fewer
+// packets. A lost bundle is resent whole; a receiver that runs out of unexpected-message room
+// part way through a bundle takes the rest from the retransmission, without duplicates.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tests/unit/transport/harness.hpp"
+#include "transport/packet_io_filter.hpp"
+
+namespace pollfab::transport::test {
+namespace {
+
+using util::Status;
+
+// Counts the packets that reach the link; drops the first drop_bundles packets that carry a
+// bundle.
+struct TxTap final : PacketIoFilter {
+  using PacketIoFilter::PacketIoFilter;
+  uint16_t tx_burst(PacketBuf* pkts, uint16_t n) noexcept override {
+    uint16_t i = 0;
+    for (; i < n; ++i) {
+      ++packets;
+      const bool bundle = util::load_be16(pkts[i].data + 4) & wire::kBundle;
+      if (bundle && drop_bundles) {
+        --drop_bundles;
+        inner_.free(&pkts[i], 1);  // lost on the wire
+        ++dropped;
+        continue;
+      }
+      if (inner_.tx_burst(&pkts[i], 1) != 1) break;
+    }
+    return i;
+  }
+  uint64_t packets = 0, dropped = 0;
+  uint32_t drop_bundles = 0;
+};
+
+struct Bundling : ::testing::Test {
+  static EngineConfig cfg(uint16_t id) {
+    EngineConfig c;
+    c.ep_id = id;
+    c.cc = false;
+    return c;
+  }
+  ManualClock clock;
+  MemLink link{MemLinkConfig{}, clock};
+  TxTap tap{link.a()};
+  RecordingSink sink_a, sink_b;
+  std::unique_ptr<Engine> a, b;
+  PeerId to_b = kNoPeer;
+
+  void open(EngineConfig ca = cfg(1), EngineConfig cb = cfg(2)) {
+    a = std::make_unique<Engine>(ca, tap, clock, sink_a);
+    b = std::make_unique<Engine>(cb, link.b(), clock, sink_b);
+    to_b = a->peer(PeerAddr{link.host(1), 2});
+  }
+  void SetUp() override { open(); }
+
+  bool run_until(const std::function<bool()>& pred) {
+    return drive_until(link, clock, *a, *b, pred);
+  }
+  size_t ok_sends() const {
+    size_t n = 0;
+    for (const Completion& c : sink_a.comps) n += (c.flags & kCompSend) && c.status == Status::Ok;
+    return n;
+  }
+};
+
+TEST_F(Bundling, SmallPostsShareThePacketOfTheFirstQueuedOne) {
+  char in[10][8] = {}, out[10][8] = {};
+  for (int i = 0; i < 10; ++i) {
+    out[i][0] = char('a' + i);
+    out[i][7] = char('A' + i);
+    ASSERT_EQ(b->recv(make_recv(in[i], sizeof in[i], in[i])), Status::Ok);
+  }
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(a->send(make_send(to_b, out[i], 8, out[i])), Status::Ok);
+  // The first post leaves at once (alone); the nine after it wait for progress() in one packet.
+  EXPECT_EQ(tap.packets, 1u);
+  a->progress();
+  EXPECT_EQ(tap.packets, 2u) << "nine queued 8-byte messages, one packet";
+  EXPECT_EQ(a->stats().bundled_msgs, 8u);
+  ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == 10 && ok_sends() == 10; }));
+  for (int i = 0; i < 10; ++i) {
+    const Completion& c = sink_b.comps[size_t(i)];
+    EXPECT_EQ(c.context, in[i]) << "in order";
+    EXPECT_EQ(c.status, Status::Ok);
+    EXPECT_EQ(c.len, 8u);
+    EXPECT_EQ(in[i][0], char('a' + i));
+    EXPECT_EQ(in[i][7], char('A' + i));
+  }
+  EXPECT_EQ(b->stats().rx_pkts, tap.packets) << "the receiver saw the two packets";
+  EXPECT_EQ(a->sends_in_use(), 0u);
+}
+
+TEST_F(Bundling, EachMessageKeepsItsTagCqDataAndKind) {
+  // Alternate tagged and untagged sends, some with CQ data; the receiver matches the tagged
+  // ones by tag (posted in reverse order) and the untagged ones in order.
+  constexpr int kN = 12;
+  uint64_t out[kN], in[kN] = {};
+  for (int i = 0; i < kN; ++i) out[i] = 0x1000 + uint64_t(i);
+  for (int i = kN - 1; i >= 0; --i) {
+    RecvOp r = make_recv(&in[i], 8, &in[i]);
+    if (i % 2) {
+      r.flags |= kOpTagged;
+      r.tag = 700 + uint64_t(i);
+    }
+    ASSERT_EQ(b->recv(r), Status::Ok);
+  }
+  // Untagged receives were posted in reverse too: untagged message k lands in the receive
+  // posted k-th among the untagged ones.
+  for (int i = 0; i < kN; ++i) {
+    SendOp s = make_send(to_b, &out[i], 8, &out[i]);
+    if (i % 2) {
+      s.flags |= kOpTagged;
+      s.tag = 700 + uint64_t(i);
+    }
+    if (i % 3 == 0) {
+      s.flags |= kOpCqData;
+      s.cq_data = 0xC0DE0000 + uint64_t(i);
+    }
+    ASSERT_EQ(a->send(s), Status::Ok);
+  }
+  a->progress();
+  EXPECT_EQ(tap.packets, 2u);
+  ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == size_t(kN); }));
+  int untagged_seen = 0;
+  for (const Completion& c : sink_b.comps) {
+    ASSERT_EQ(c.status, Status::Ok);
+    const uint64_t v = *static_cast<uint64_t*>(c.context);
+    const int i = int(v - 0x1000);
+    ASSERT_GE(i, 0);
+    ASSERT_LT(i, kN);
+    EXPECT_EQ(bool(c.flags & kCompTagged), i % 2 == 1) << i;
+    if (i % 2) {
+      EXPECT_EQ(c.tag, 700u + uint64_t(i));
+      EXPECT_EQ(c.context, &in[i]) << "a tagged message lands in the receive with its tag";
+    } else {
+      // untagged receives were posted for i = 10, 8, ..., 0: the k-th untagged message (i = 2k)
+      // takes the k-th of them
+      EXPECT_EQ(c.context, &in[kN - 2 - 2 * untagged_seen]);
+      ++untagged_seen;
+    }
+    EXPECT_EQ(bool(c.flags & kCompRemoteCqData), i % 3 == 0) << i;
+    if (i % 3 == 0) {
+      EXPECT_EQ(c.cq_data, 0xC0DE0000u + uint64_t(i));
+    }
+  }
+}
+
+TEST_F(Bundling, APacketTakesWhatFitsAndMessagesAboveTheLimitGoAlone) {
+  // 100-byte messages: 13 fit one 1400-byte segment (100 + a 104-byte entry each after the
+  // first); 2000-byte ones are above bundle_max_bytes (1024) and take packets of their own.
+  std::vector<std::vector<uint8_t>> out, in;
+  std::vector<size_t> sizes;
+  for (int i = 0; i < 31; ++i) sizes.push_back(100);
+  sizes.push_back(2000);
+  sizes.push_back(100);
+  sizes.push_back(100);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    out.emplace_back(sizes[i]);
+    fill_xorshift(out.back().data(), sizes[i], i + 1);
+    in.emplace_back(sizes[i]);
+    ASSERT_EQ(b->recv(make_recv(in.back().data(), sizes[i], in.back().data())), Status::Ok);
+  }
+  for (size_t i = 0; i < sizes.size(); ++i)
+    ASSERT_EQ(a->send(make_send(to_b, out[i].data(), sizes[i], out[i].data())), Status::Ok);
+  a->progress();
+  const uint32_t seg = a->segment_bytes();
+  const uint64_t per = 1 + (seg - 100) / (100 + 4);  // messages per full packet
+  // 1 alone, then 30 in ceil(30 / per) packets, the 2000-byte one in 2 segments, the last two
+  // in one packet.
+  EXPECT_EQ(tap.packets, 1 + (30 + per - 1) / per + 2 + 1) << "segment " << seg << ", " << per << " a packet";
+  ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == sizes.size() && ok_sends() == sizes.size(); }));
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    EXPECT_EQ(sink_b.comps[i].context, in[i].data());
+    EXPECT_EQ(in[i], out[i]) << "message " << i;
+  }
+}
+
+TEST_F(Bundling, AtMost64MessagesShareAPacket) {
+  constexpr int kN = 150;
+  std::vector<uint8_t> in(kN), out(kN);
+  for (int i = 0; i < kN; ++i) {
+    out[size_t(i)] = uint8_t(i);
+    ASSERT_EQ(b->recv(make_recv(&in[size_t(i)], 1, &in[size_t(i)])), Status::Ok);
+  }
+  for (int i = 0; i < kN; ++i) ASSERT_EQ(a->send(make_send(to_b, &out[size_t(i)], 1)), Status::Ok);
+  a->progress();
+  // 1 alone, then 149 in packets of 64: 3.
+  EXPECT_EQ(tap.packets, 4u);
+  ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == size_t(kN); }));
+  EXPECT_EQ(in, out);
+}
+
+TEST_F(Bundling, ALostBundleIsResentWholeAndDeliveredOnce) {
+  tap.drop_bundles = 2;  // the first bundle, and its first retransmission
+  char in[20][16] = {}, out[20][16] = {};
+  for (int i = 0; i < 20; ++i) {
+    std::snprintf(out[i], sizeof out[i], "msg %d", i);
+    ASSERT_EQ(b->recv(make_recv(in[i], sizeof in[i], in[i])), Status::Ok);
+  }
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(a->send(make_send(to_b, out[i], 16, out[i])), Status::Ok);
+  a->progress();
+  ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == 20 && ok_sends() == 20; }));
+  EXPECT_EQ(tap.dropped, 2u);
+  EXPECT_GE(a->stats().retx_pkts, 2u);
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(sink_b.comps[size_t(i)].context, in[i]);
+    EXPECT_STREQ(in[i], out[i]);
+  }
+  // No duplicate completion later either.
+  run_until([] { return false; });
+  EXPECT_EQ(sink_b.comps.size(), 20u);
+  EXPECT_EQ(ok_sends(), 20u);
+}
+
+TEST_F(Bundling, NoRoomPartWayThroughABundleResumesWithoutDuplicates) {
+  // The receiver buffers unexpected messages in a small budget: bundles of six 200-byte
+  // unexpected messages do not fit at once. The messages a bundle got in stay in; the rest come
+  // with its retransmission, as receives take the buffered ones.
+  EngineConfig cb = cfg(2);
+  cb.max_unexpected_bytes = 2048;
+  open(cfg(1), cb);
+  constexpr int kN = 40;
+  constexpr size_t kLen = 200;
+  std::vector<std::vector<uint8_t>> out(kN, std::vector<uint8_t>(kLen));
+  for (int i = 0; i < kN; ++i) fill_xorshift(out[size_t(i)].data(), kLen, uint64_t(i) + 7);
+  for (int i = 0; i < kN; ++i)
+    ASSERT_EQ(a->send(make_send(to_b, out[size_t(i)].data(), kLen)), Status::Ok);
+  a->progress();
+  std::vector<std::vector<uint8_t>> in(kN, std::vector<uint8_t>(kLen));
+  int posted = 0;
+  // Whenever a message waits unexpected, one receive takes it (at once, in arrival order).
+  ASSERT_TRUE(run_until([&] {
+    if (posted < kN && b->unexpected_in_use() > 0) {
+      EXPECT_EQ(b->recv(make_recv(in[size_t(posted)].data(), kLen, in[size_t(posted)].data())),
+                Status::Ok);
+      ++posted;
+    }
+    return sink_b.comps.size() == size_t(kN) && ok_sends() == size_t(kN);
+  }));
+  EXPECT_GT(b->stats().drop_unexpected_full, 0u) << "the budget ran out part way";
+  for (int i = 0; i < kN; ++i) {
+    EXPECT_EQ(sink_b.comps[size_t(i)].context, in[size_t(i)].data()) << "in order, once";
+    EXPECT_EQ(in[size_t(i)], out[size_t(i)]) << "message " << i;
+  }
+  run_until([] { return false; });
+  EXPECT_EQ(sink_b.comps.size(), size_t(kN));
+  EXPECT_EQ(b->unexpected_in_use(), 0u);
+}
+
+TEST_F(Bundling, OffItIsOneMessageAPacket) {
+  EngineConfig ca = cfg(1);
+  ca.bundle_max_bytes = 0;
+  open(ca, cfg(2));
+  char in[5][8] = {}, out[5][8] = {"a", "b", "c", "d", "e"};
+  for (auto& r : in) ASSERT_EQ(b->recv(make_recv(r, 8, r)), Status::Ok);
+  for (auto& s : out) ASSERT_EQ(a->send(make_send(to_b, s, 8)), Status::Ok);
+  a->progress();
+  EXPECT_EQ(tap.packets, 5u);
+  EXPECT_EQ(a->stats().bundled_msgs, 0u);
+  ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == 5; }));
+}
+
+}  // namespace
+}  // namespace pollfab::transport::test
