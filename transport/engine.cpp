@@ -49,6 +49,7 @@ Engine::Engine(const EngineConfig& cfg, PacketIo& io, Clock& clock, CompletionSi
 }
 
 Engine::~Engine() {
+  flush_rx_free();
   for (auto& pp : peers_) {
     Peer& p = *pp;
     p.held.clear([this](PacketBuf& pkt) { io_.free(&pkt, 1); });
@@ -244,7 +245,7 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
   }
   if (h.type == wire::Type::Ack) {
     ++stats_.acks_rx;
-    io_.free(&pkt, 1);
+    rx_free(pkt);
     return;
   }
   stats_.rx_bytes += h.payload_len;
@@ -256,6 +257,7 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
 // ---- progress --------------------------------------------------------------------------------
 
 void Engine::progress() noexcept {
+  if (rx_free_len_) flush_rx_free();
   // What posts queued leaves first: loss detection and probes below then see it as sent.
   if (txq_len_) flush();
   if (pinned_head_) release_pinned();

@@ -419,6 +419,10 @@ class Engine {
 
   // transmit: buffers, batching, send completions (transmit.cpp)
   bool alloc_pkt(PacketBuf& out) noexcept;
+  // A received packet the engine is done with: back to the I/O layer with the others of its
+  // burst (one bulk free at the next progress(), or when kRxFree wait), not one by one.
+  void rx_free(PacketBuf& pkt) noexcept;
+  void flush_rx_free() noexcept;
   bool enqueue_tx(PacketBuf& pkt) noexcept;
   // Hands the queued packets to the link. Data segments that waited in the queue since their
   // post get their send time restamped (one clock reading), so a wait for the next progress()
@@ -472,6 +476,9 @@ class Engine {
   bool tx_eager_ = true;  // no post has flushed since the last progress()
   PacketBuf alloc_cache_[32];
   uint16_t alloc_cache_len_ = 0;
+  static constexpr uint16_t kRxFree = 32;
+  PacketBuf rx_free_[kRxFree];
+  uint16_t rx_free_len_ = 0;
 
   EngineStats stats_;
 };

@@ -33,7 +33,23 @@ struct Engine::SendMsg {
   PinId pin = kNoPin;        // zero copy: segments attached from op.iov under this pin
   Status status = Status::Ok;  // the result, while the completion waits for the pin
 
-  // A fresh message of origin o from the pool (the inject buffer stays this slot's).
+  // An application's send (Origin::App) from the pool: op and len, the rest as reset() leaves
+  // it but without clearing what an App message never reads (ext: RMA types only) and op
+  // (overwritten): the post's fast path.
+  void start_app(const SendOp& o, uint64_t bytes) noexcept {
+    op = o;
+    type = wire::Type::Data;
+    origin = Origin::App;
+    rma_slot = 0;
+    len = bytes;
+    next_offset = 0;
+    segmented = false;
+    next = nullptr;
+    pin = kNoPin;
+    status = Status::Ok;
+  }
+  // A fresh message of origin o from the pool (the inject buffer stays this slot's). A field
+  // added here is set in start_app() too.
   void reset(Origin o) noexcept {
     op = SendOp{};
     type = wire::Type::Data;

@@ -30,11 +30,18 @@ RecvEntry* Matcher::new_recv() noexcept {
 }
 
 RecvEntry* Matcher::new_recv(const RecvOp& op) noexcept {
-  RecvEntry* r = new_recv();
-  if (r) {
-    r->op = op;
-    r->cap = iov_bytes(op.iov, op.iov_count);
-  }
+  RecvEntry* r = recv_pool_.get();
+  if (!r) return nullptr;
+  // Field by field, as new_recv() would leave them: the post's fast path (a whole-entry clear
+  // then a copy of op wrote the entry twice).
+  r->op = op;
+  r->cap = iov_bytes(op.iov, op.iov_count);
+  r->received = 0;
+  r->parent = nullptr;
+  r->used = 0;
+  r->slices = 0;
+  r->retired = false;
+  r->prev = r->next = nullptr;
   return r;
 }
 

@@ -47,6 +47,9 @@ struct RecvEntry {
   RecvEntry* prev = nullptr;
   RecvEntry* next = nullptr;
 };
+// Matcher::new_recv(op) sets every field by hand (the receive post's fast path): a new field
+// must be set there too.
+static_assert(sizeof(RecvEntry) == sizeof(RecvOp) + 56, "RecvEntry changed: see Matcher::new_recv(op)");
 
 // A message that arrived before a matching receive was posted.
 struct UnexEntry {

@@ -77,7 +77,7 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
     if (!p.ack_pending) note_ack_pending(p);
     return;
   }
-  io_.free(&pkt, 1);
+  rx_free(pkt);
   ++p.rcv_nxt;
   note_ack_pending(p);
   if (!p.held.empty()) drain_held(p, pid);
@@ -105,7 +105,7 @@ void Engine::drain_held(Peer& p, PeerId pid) noexcept {
     wire::decode(slot.data, slot.len, h);  // validated on arrival
     if (!deliver(p, pid, h, slot.data + wire::kHeaderBytes)) break;
     PacketBuf done = p.held.take(p.rcv_nxt);
-    io_.free(&done, 1);
+    rx_free(done);
     ++p.rcv_nxt;
     note_ack_pending(p);
     any = true;
@@ -203,6 +203,9 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
   // Flow control: the window edge only moves forward (a shrinking offer is not taken back
   // from packets already sent; RFC 9293 3.8.6).
   flow_on_ack(p.flow, ack, h.credits, p.snd_nxt);
+  // Nothing new: the ACK a peer's data piggybacks on every packet of a one-way stream. No slot,
+  // sample, window or timer changes (loss detection runs at its own deadline).
+  if (ack == p.snd_una && !h.sack && !ext_len) return;
   // SACK scoreboard: mark newly SACKed packets. The newest first transmission among them is an
   // RTT sample (RFC 8985 takes one from every delivered packet): while a hole holds the
   // cumulative ACK, SACKs are the only news of the path's delay, for RACK's timing and for

@@ -21,9 +21,7 @@ Status Engine::send(const SendOp& op) noexcept {
   if (dc && rma_free_.empty()) return Status::NoResource;
   SendMsg* m = send_pool_.get();
   if (!m) return Status::NoResource;
-  m->reset(SendMsg::Origin::App);
-  m->op = op;
-  m->len = len;
+  m->start_app(op, len);
   if (op.flags & kOpInject) {
     copy_from_iov(op.iov, op.iov_count, 0, m->inject, len);
     m->op.iov[0] = {m->inject, static_cast<size_t>(len)};

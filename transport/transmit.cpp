@@ -66,6 +66,16 @@ void Engine::finish_send(SendMsg* m, Status st) noexcept {
   sink_.on_completion(c);
 }
 
+void Engine::rx_free(PacketBuf& pkt) noexcept {
+  rx_free_[rx_free_len_++] = pkt;
+  if (rx_free_len_ == kRxFree) flush_rx_free();
+}
+
+void Engine::flush_rx_free() noexcept {
+  if (rx_free_len_) io_.free(rx_free_, rx_free_len_);
+  rx_free_len_ = 0;
+}
+
 bool Engine::alloc_pkt(PacketBuf& out) noexcept {
   if (alloc_cache_len_ == 0) {
     alloc_cache_len_ = io_.alloc(alloc_cache_, 32);

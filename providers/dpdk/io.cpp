@@ -10,6 +10,7 @@
 
 #include "dpdk_glue/eal.hpp"
 #include "lib/util/bits.hpp"
+#include "providers/dpdk/ipv4_len.hpp"
 #include "transport/pin_table.hpp"
 
 namespace pollfab::providers::dpdk {
@@ -128,7 +129,18 @@ uint16_t DpdkIo::alloc(PacketBuf* out, uint16_t n) noexcept {
 }
 
 void DpdkIo::free(PacketBuf* pkts, uint16_t n) noexcept {
-  for (uint16_t i = 0; i < n; ++i) rte_pktmbuf_free(static_cast<rte_mbuf*>(pkts[i].handle));
+  if (n == 1) {
+    rte_pktmbuf_free(static_cast<rte_mbuf*>(pkts[0].handle));
+    return;
+  }
+  rte_mbuf* m[64];
+  while (n) {
+    const uint16_t k = n < 64 ? n : 64;
+    for (uint16_t i = 0; i < k; ++i) m[i] = static_cast<rte_mbuf*>(pkts[i].handle);
+    rte_pktmbuf_free_bulk(m, k);  // one mempool put for the lot
+    pkts += k;
+    n = static_cast<uint16_t>(n - k);
+  }
 }
 
 void DpdkIo::resolve(const transport::HostAddr& host, transport::Route& route) noexcept {
@@ -149,6 +161,7 @@ void DpdkIo::resolve(const transport::HostAddr& host, transport::Route& route) n
   auto* udp = reinterpret_cast<rte_udp_hdr*>(p + 34);
   udp->src_port = rte_cpu_to_be_16(udp_port_);
   udp->dst_port = rte_cpu_to_be_16(util::load_be16(host.bytes + 6));
+  ip->hdr_checksum = rte_ipv4_cksum(ip);  // with total_length 0: tx adds each frame's length
 }
 
 uint16_t DpdkIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
@@ -160,8 +173,7 @@ uint16_t DpdkIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
     std::memcpy(base, pkts[i].route->bytes, kL2L4Bytes);
     auto* ip = reinterpret_cast<rte_ipv4_hdr*>(base + 14);
     ip->total_length = rte_cpu_to_be_16(static_cast<uint16_t>(28 + pkts[i].len));
-    ip->hdr_checksum = 0;
-    ip->hdr_checksum = rte_ipv4_cksum(ip);
+    ip->hdr_checksum = ipv4_csum_with_len(ip->hdr_checksum, ip->total_length);
     reinterpret_cast<rte_udp_hdr*>(base + 34)->dgram_len =
         rte_cpu_to_be_16(static_cast<uint16_t>(8 + pkts[i].len));
     m->data_len = static_cast<uint16_t>(kL2L4Bytes + pkts[i].len - pkts[i].ext_len);

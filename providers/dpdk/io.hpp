@@ -1,7 +1,8 @@
 // DpdkIo: the transport's PacketIo over one port queue pair. Frames are
 // Ethernet / IPv4 (no options, DF) / UDP (checksum 0) / pollfab header / payload
 // (docs/wire-format.md). The lower 42 bytes of every frame come from a per-peer template built
-// by resolve(); tx fills the lengths and the IPv4 checksum. rx validates every lower-layer
+// by resolve(); tx fills the lengths and the IPv4 checksum (the template's, computed with length
+// 0, plus the frame's length: ipv4_len.hpp). rx validates every lower-layer
 // field (our MAC or broadcast, IPv4 version/IHL/length/no fragments/UDP/our address, our UDP
 // port, UDP length) and drops and counts anything else. Fault injection is not here: the
 // domain wraps this layer in transport::FaultIo when the config asks for faults.
