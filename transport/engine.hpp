@@ -250,8 +250,10 @@ class Engine {
   // reads the clock itself).
   void on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept;
   void on_packet(PacketBuf& pkt) noexcept { on_packet(pkt, clock_.now_ns()); }
-  // Runs timers (retransmission, delayed ACKs), sends what the windows allow, flushes.
-  void progress() noexcept;
+  // Runs timers (retransmission, delayed ACKs), sends what the windows allow, flushes. now_ns:
+  // the clock read by the caller for this round (the overload without it reads the clock).
+  void progress(uint64_t now_ns) noexcept;
+  void progress() noexcept { progress(clock_.now_ns()); }
   // Earliest time (ns) at which progress() has timer work; UINT64_MAX if none.
   uint64_t next_deadline_ns() const noexcept;
   // True if sends are queued or in flight, or packets are waiting for the link.
@@ -455,6 +457,10 @@ class Engine {
   std::unordered_map<PeerAddr, PeerId, PeerAddrHash> peer_index_;
   PeerId last_rx_peer_ = kNoPeer;
   uint64_t last_rx_ns_ = 0;
+  // The clock at the operation being processed (a post, a received burst, a progress round),
+  // read once by whoever started it: ACK deadlines and ACK delays use it rather than reading
+  // the clock again (a stale reading makes an ACK earlier and its reported delay shorter: safe).
+  uint64_t now_ = 0;
 
   util::ObjectPool<SendMsg> send_pool_;
   SendMsg* pinned_head_ = nullptr;  // done sends waiting for the I/O layer to unpin their memory

@@ -114,7 +114,7 @@ void Engine::drain_held(Peer& p, PeerId pid) noexcept {
 }
 
 void Engine::note_ack_pending(Peer& p) noexcept {
-  if (p.ack_pending++ == 0) p.ack_deadline_ns = clock_.now_ns() + cfg_.ack_delay_ns;
+  if (p.ack_pending++ == 0) p.ack_deadline_ns = now_ + cfg_.ack_delay_ns;
 }
 
 // A message landing in a posted receive (this one, or the next if receives are waiting) costs
@@ -160,7 +160,7 @@ void Engine::fill_ack(Peer& p, wire::Header& h, uint8_t* ext) noexcept {
   h.credits = credits_for(p);
   p.adv_credits = h.credits;
   if (p.data_rx_ns) {
-    uint64_t d = clock_.now_ns() - p.data_rx_ns;
+    const uint64_t d = now_ > p.data_rx_ns ? now_ - p.data_rx_ns : 0;
     h.ack_delay_ns = static_cast<uint32_t>(std::min<uint64_t>(d, 0xffffffffu));
   }
   if (ext) h.payload_len = ext_len;

@@ -99,9 +99,9 @@ void TransportEndpoint::on_packet(transport::PacketBuf& pkt, uint64_t rx_ns) noe
   engine_->on_packet(pkt, rx_ns);
 }
 
-void TransportEndpoint::progress() noexcept {
+void TransportEndpoint::progress(uint64_t now_ns) noexcept {
   if (!engine_) return;
-  engine_->progress();
+  engine_->progress(now_ns);
   if (cm_) {
     cm_->progress();
     // A connected peer that died (peer failure) ends the connection: FI_SHUTDOWN, once.

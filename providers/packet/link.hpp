@@ -45,8 +45,8 @@ class Receiver {
   virtual ~Receiver() = default;
   // A packet whose header names this receiver's endpoint id; ownership passes (free or keep).
   virtual void on_packet(transport::PacketBuf& pkt, uint64_t rx_ns) noexcept = 0;
-  // Timers and transmit queues (called from every progress).
-  virtual void progress() noexcept = 0;
+  // Timers and transmit queues (called from every progress); now_ns: the round's clock reading.
+  virtual void progress(uint64_t now_ns) noexcept = 0;
   // The endpoint behind this receiver, if it is one (stats snapshots).
   virtual TransportEndpoint* endpoint() noexcept { return nullptr; }
   // Connection packets it dropped (malformed, stale, another connection's; under the lock).

@@ -144,7 +144,7 @@ void TransportPep::link_io_free(transport::PacketBuf& pkt) noexcept {
   if (l) l->io().free(&pkt, 1);
 }
 
-void TransportPep::progress() noexcept {
+void TransportPep::progress(uint64_t /*now_ns*/) noexcept {
   if (listener_) listener_->progress();
 }
 

@@ -75,7 +75,7 @@ class TransportPep final : public core::Object, public Receiver, public transpor
 
   // Receiver
   void on_packet(transport::PacketBuf& pkt, uint64_t rx_ns) noexcept override;
-  void progress() noexcept override;
+  void progress(uint64_t now_ns) noexcept override;
   uint64_t cm_drops() const noexcept override { return listener_ ? listener_->drops() : 0; }
   // CmListenerSink
   void on_request(uint64_t request, const transport::PeerAddr& client, uint32_t conn_id,
