@@ -352,7 +352,15 @@ struct Result {
   double elapsed_us;
   double bw_mbps = 0;  // streaming MB/s (if --bw)
   double cpu_s[2] = {-1, -1};  // --cpu: CPU seconds (all threads) of the ping-pong, client and server
+  double p50_us = -1, p99_us = -1;  // --lat: half round trips, median and 99th percentile
 };
+
+// The p-th percentile (0..100) of v (sorted in place); -1 if empty.
+double percentile(std::vector<float>& v, double p) {
+  if (v.empty()) return -1;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * double(v.size())))];
+}
 
 // This process's CPU time, user + system, every thread (the library's progress threads too).
 double process_cpu_s() {
@@ -363,9 +371,9 @@ double process_cpu_s() {
 }
 
 void print_header(const PingpongArgs& a) {
-  printf("%-10s %-8s %-8s %-8s %-8s %10s %10s %10s%s%s\n", "bytes", "#sent", "#ack", "total", "time",
+  printf("%-10s %-8s %-8s %-8s %-8s %10s %10s %10s%s%s%s\n", "bytes", "#sent", "#ack", "total", "time",
          "MB/sec", "usec/xfer", "Mxfers/sec", a.bw ? "  stream_MB/sec" : "",
-         a.cpu ? "  cpu_s/10k(client) cpu_s/10k(server)" : "");
+         a.cpu ? "  cpu_s/10k(client) cpu_s/10k(server)" : "", a.lat ? "  p50_usec  p99_usec" : "");
 }
 
 std::string human(double bytes) {
@@ -389,6 +397,7 @@ void print_result(const Result& r, const PingpongArgs& a) {
     if (a.cpu)
       printf(", \"cpu_s_per_10k_client\": %.4f, \"cpu_s_per_10k_server\": %.4f",
              r.cpu_s[0] * per10k, r.cpu_s[1] * per10k);
+    if (a.lat) printf(", \"p50_usec\": %.3f, \"p99_usec\": %.3f", r.p50_us, r.p99_us);
     printf("}\n");
     return;
   }
@@ -400,17 +409,27 @@ void print_result(const Result& r, const PingpongArgs& a) {
          sent, total, time, mbps, usec_per_xfer, 1.0 / usec_per_xfer);
   if (a.bw) printf("  %14.2f", r.bw_mbps);
   if (a.cpu) printf("  %17.4f %18.4f", r.cpu_s[0] * per10k, r.cpu_s[1] * per10k);
+  if (a.lat) printf("  %8.2f  %8.2f", r.p50_us, r.p99_us);
   printf("\n");
 }
 
-int run_pingpong(Fabric& f, size_t size, uint64_t iters, bool client, bool check, double& us) {
+// One ping-pong run of iters round trips; us: its length. rtt (client, may be null): each
+// iteration's half round trip in us (one clock reading per iteration).
+int run_pingpong(Fabric& f, size_t size, uint64_t iters, bool client, bool check, double& us,
+                 std::vector<float>* rtt = nullptr) {
   auto t0 = Clock::now();
+  auto prev = t0;
   for (uint64_t i = 0; i < iters; ++i) {
     int r;
     if (client) {
       if (check) fill(f.txbuf.data(), size, i);
       if ((r = post_send(f, size, true))) return r;
       if ((r = wait_cq(f, f.rxcq, 1))) return r;
+      if (rtt) {
+        const auto t = Clock::now();
+        rtt->push_back(std::chrono::duration<float, std::micro>(t - prev).count() / 2);
+        prev = t;
+      }
     } else {
       if ((r = wait_cq(f, f.rxcq, 1))) return r;
     }
@@ -483,6 +502,8 @@ void add_pingpong_options(CLI::App& app, PingpongArgs& a) {
   app.add_option("-B,--port", a.port, "out-of-band TCP port");
   app.add_option("--timeout-ms", a.timeout_ms, "give up when no completion arrives for this long");
   app.add_flag("--json", a.json, "one JSON object per size");
+  app.add_flag("--lat", a.lat, "also print the median and 99th percentile half round trip "
+               "(us; the client reads the clock once per iteration)");
   app.add_flag("--cpu", a.cpu, "also print the CPU seconds (all threads) each side used per "
                "10,000 round trips (server and client must both pass it)");
   app.add_option("--progress", a.progress, "data progress asked of fi_getinfo: manual (the "
@@ -526,7 +547,13 @@ int pingpong_main(const PingpongArgs& in) {
     uint64_t iters = a.iterations;
     Result res{size, iters, 0};
     const double cpu0 = process_cpu_s();
-    if (int r = run_pingpong(f, size, iters, client, a.check, res.elapsed_us)) return r;
+    std::vector<float> rtt;
+    if (a.lat && client) rtt.reserve(iters);
+    if (int r = run_pingpong(f, size, iters, client, a.check, res.elapsed_us,
+                             a.lat && client ? &rtt : nullptr))
+      return r;
+    res.p50_us = percentile(rtt, 50);
+    res.p99_us = percentile(rtt, 99);
     if (a.cpu) {  // the server's figure travels to the client on the out-of-band channel
       double mine = process_cpu_s() - cpu0;
       if (client) {

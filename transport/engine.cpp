@@ -92,7 +92,7 @@ PeerId Engine::create_peer(const PeerAddr& addr) {
   auto p = std::make_unique<Peer>();
   p->addr = addr;
   io_.resolve(addr.host, p->route);
-  p->heard_ns = clock_.now_ns();
+  p->heard_ns = advance_now(clock_.now_ns());
   restart_protocol(*p);
   if (cfg_.reliable) {
     // Rings of window_pkts slots; they grow to reorder_window_pkts only for a peer whose
@@ -186,7 +186,7 @@ uint32_t Engine::held_packets() const noexcept {
 void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
   wire::Header h;
   ++stats_.rx_pkts;
-  last_rx_ns_ = now_ = rx_ns;
+  last_rx_ns_ = advance_now(rx_ns);
   if (wire::decode(pkt.data, pkt.len, h) != wire::DecodeError::None || h.dst_ep != cfg_.ep_id) {
     ++stats_.drop_protocol;
     io_.free(&pkt, 1);
@@ -257,13 +257,13 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
 // ---- progress --------------------------------------------------------------------------------
 
 void Engine::progress(uint64_t now_ns) noexcept {
-  now_ = now_ns;
+  advance_now(now_ns);
   if (rx_free_len_) flush_rx_free();
   // What posts queued leaves first: loss detection and probes below then see it as sent.
   if (txq_len_) flush();
   if (pinned_head_) release_pinned();
   if (cfg_.reliable) {
-    const uint64_t now = now_ns;
+    const uint64_t now = now_;
     const uint64_t budget = matcher_->budget_epoch();
     const bool credit_update = budget != budget_seen_;
     budget_seen_ = budget;

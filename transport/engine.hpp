@@ -460,7 +460,14 @@ class Engine {
   // The clock at the operation being processed (a post, a received burst, a progress round),
   // read once by whoever started it: ACK deadlines and ACK delays use it rather than reading
   // the clock again (a stale reading makes an ACK earlier and its reported delay shorter: safe).
+  // Never goes back: a caller's reading may be older than one another thread made since (the
+  // port lock passes between packets and receivers), and every time the engine stores came from
+  // here, so `now - stored` never wraps (a wrapped peer silence declared live peers dead).
   uint64_t now_ = 0;
+  uint64_t advance_now(uint64_t t) noexcept {
+    if (t > now_) now_ = t;
+    return now_;
+  }
 
   util::ObjectPool<SendMsg> send_pool_;
   SendMsg* pinned_head_ = nullptr;  // done sends waiting for the I/O layer to unpin their memory

@@ -49,7 +49,7 @@ Status Engine::send(const SendOp& op) noexcept {
 }
 
 void Engine::queue_msg(Peer& p, SendMsg* m) noexcept {
-  const uint64_t now = now_ = clock_.now_ns();
+  const uint64_t now = advance_now(clock_.now_ns());
   if (!p.sq_head) p.heard_ns = std::max(p.heard_ns, now);  // a new wait starts now
   m->next = nullptr;
   if (p.sq_tail) p.sq_tail->next = m; else p.sq_head = m;

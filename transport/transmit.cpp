@@ -132,7 +132,7 @@ void Engine::flush(bool restamp) noexcept {
     uint64_t now = 0;
     for (uint16_t i = 0; i < n; ++i) {
       if (!txq_slot_[i]) continue;
-      if (!now) now = clock_.now_ns();
+      if (!now) now = advance_now(clock_.now_ns());
       txq_slot_[i]->sent_ns = now;
     }
   }
