@@ -11,7 +11,11 @@
 # 1 means the row is slower than pollfab; MB/sec: above 1 means the row moves more data).
 # A second table gives pollfab's ratio to the raw DPDK floor on the same vdev (the figure a
 # change to the data path must not worsen): usec/xfer pollfab / raw (1 = at the floor, above =
-# slower), MB/sec pollfab / raw (1 = at the floor, below = less). On a VM, memif speed follows
+# slower), MB/sec pollfab / raw (1 = at the floor, below = less). Over memif, pollfab and the
+# floor run back to back at each size, 3 times (--quick: once), and the median of the
+# per-repetition ratios is the figure; then the same for the median half round trip
+# (`pollfab pingpong --lat` against the raw ping-pong's own median), which the VM's scheduling
+# hiccups do not move. On a VM, memif speed follows
 # where the host put the two vCPUs (docs/architecture-notes.md): the cache-line round trip
 # between CPUs 0 and 1 (pollfab-bench-xcore) is printed before and after the memif runs; compare
 # memif figures only between runs with the same placement.
@@ -23,8 +27,8 @@
 # Run as root. Options: --quick (fewer iterations).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-i64=20000; i4k=10000; i1m=300; iw=10000; rate_args=()
-if [ "${1:-}" = "--quick" ]; then i64=2000; i4k=1000; i1m=50; iw=2000; rate_args=(--quick); fi
+i64=20000; i4k=10000; i1m=300; iw=10000; reps=3; rate_args=()
+if [ "${1:-}" = "--quick" ]; then i64=2000; i4k=1000; i1m=50; iw=2000; reps=1; rate_args=(--quick); fi
 [ "$(id -u)" -eq 0 ] || { echo "bench-compare: run as root" >&2; exit 1; }
 scripts/install-deps.sh >/dev/null
 scripts/build.sh >/tmp/pollfab-bench-build.log 2>&1 || { cat /tmp/pollfab-bench-build.log; exit 1; }
@@ -34,11 +38,14 @@ RAW=$PWD/build/apps/pollfab-rawpp
 
 . scripts/lib/pingpong_pair.sh  # pp (one fi_pingpong pair), val (its result columns)
 
-# raw NAME ECHO: the raw ping-pong at each size with fi_pingpong's iteration count (ECHO:
-# message, the floor; frame, the pipelined per-frame echo); results appended to $out/NAME.
+# raw NAME ECHO [SIZE:ITERS...]: the raw ping-pong at each size (default: all three, with
+# fi_pingpong's iteration counts; ECHO: message, the floor; frame, the pipelined per-frame
+# echo); results appended to $out/NAME.
 raw() {
   local name=$1 echo=$2 s size it
-  for s in 64:$i64 4096:$i4k 1048576:$i1m; do
+  shift 2
+  [ $# -gt 0 ] || set -- 64:$i64 4096:$i4k 1048576:$i1m
+  for s in "$@"; do
     size=${s%:*}; it=${s#*:}
     timeout 300 "$P" testbed exec a -- "$RAW" --echo "$echo" > "$out/$name.s" 2>&1 &
     bg=$!
@@ -49,6 +56,19 @@ raw() {
   done
 }
 rawval() { awk -v s="$2" -v c="$3" '$1==s {print $c}' "$out/$1" | tail -1; }
+
+# ppl NAME SIZE ITERS: `pollfab pingpong --lat` over the memif testbed; $out/NAME holds the
+# client's result line, whose last two columns are the median and 99th percentile half round trip.
+ppl() {
+  local name=$1 size=$2 it=$3
+  timeout 120 "$P" testbed exec a -- "$P" pingpong -p dpdk -S "$size" -I "$it" > "$out/$name.s" 2>&1 &
+  bg=$!
+  sleep 0.7
+  timeout 120 "$P" testbed exec b -- "$P" pingpong -p dpdk -S "$size" -I "$it" --lat "$A" > "$out/$name" 2>&1 ||
+    echo "n/a" > "$out/$name"
+  wait "$bg" 2>/dev/null || true
+  bg=""
+}
 
 # ppw NAME PROV SERVER_WRAP CLIENT_WRAP PEER ARGS...: one `pollfab pingpong --cpu` pair at 64 B
 # with a progress/wait mode (ARGS); $out/NAME holds the client's result line, whose columns 7, 9
@@ -81,11 +101,19 @@ raw raw_tap message
 xcore() { build/apps/pollfab-bench-xcore --cpus 0,1 --ms 100 | sed -n 's/^xcore_rtt_ns=//p'; }
 x_before=$(xcore || echo n/a)
 if "$P" testbed up --link memif >/dev/null; then
-  for s in 64:$i64 4096:$i4k 1048576:$i1m; do
-    size=${s%:*}; it=${s#*:}
-    pp pollfab_memif "$size" "$it" dpdk "$P testbed exec a --" "$P testbed exec b --" "$A"
+  # pollfab and the raw floor back to back at each size, $reps times: the host moves the vCPUs
+  # between runs (the raw 64-byte ping-pong alone has moved 2x within one run), so each
+  # repetition's ratio compares runs made a few seconds apart, and the median ratio is reported.
+  for r in $(seq 1 "$reps"); do
+    xcore > "$out/xcore_memif.$r" 2>/dev/null || echo n/a > "$out/xcore_memif.$r"
+    for s in 64:$i64 4096:$i4k 1048576:$i1m; do
+      size=${s%:*}; it=${s#*:}
+      pp "pollfab_memif.$r" "$size" "$it" dpdk "$P testbed exec a --" "$P testbed exec b --" "$A"
+      raw "raw_memif.$r" message "$s"
+      [ "$size" = 1048576 ] || ppl "lat_memif.$r.$size" "$size" "$it"
+    done
+    xcore >> "$out/xcore_memif.$r" 2>/dev/null || echo n/a >> "$out/xcore_memif.$r"
   done
-  raw raw_memif message
   raw raw_memif_frame frame
   for m in "${modes[@]}"; do  # progress and waiting: dpdk over memif and udp on loopback
     key=${m%%:*}; key=${key// /_}
@@ -106,15 +134,22 @@ row() {  # label v64 v4k v1m
     "$(ratio "$2" "$p64")" "$(ratio "$3" "$p4k")" "$(ratio "$4" "$p1m")"
 }
 row "pollfab dpdk, net_tap" "$p64" "$p4k" "$p1m"
-row "pollfab dpdk, net_memif" "$(val pollfab_memif.64 7)" "$(val pollfab_memif.4096 7)" "$(val pollfab_memif.1048576 6)"
+# Medians over the repetitions of one size's figure (files NAME.1..NAME.reps); VAL is val or rawval.
+medval() {  # medval VAL NAME_PREFIX NAME_SUFFIX ARGS...: median of VAL PREFIX.r.SUFFIX ARGS
+  local f=$1 pre=$2 suf=$3 r v vals=(); shift 3
+  for r in $(seq 1 "$reps"); do v=$($f "$pre.$r$suf" "$@"); [ -n "$v" ] && [ "$v" != n/a ] && vals+=("$v"); done
+  [ ${#vals[@]} -gt 0 ] && printf "%s\n" "${vals[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}' || echo n/a
+}
+row "pollfab dpdk, net_memif" "$(medval val pollfab_memif .64 7)" "$(medval val pollfab_memif .4096 7)" "$(medval val pollfab_memif .1048576 6)"
 row "reference tcp;ofi_rxm, loopback" "$(val rxm.64 7)" "$(val rxm.4096 7)" "$(val rxm.1048576 6)"
 row "reference udp;ofi_rxd, loopback" "$(val rxd.64 7)" "$(val rxd.4096 7)" "$(val rxd.1048576 6)"
 row "raw DPDK floor, net_tap" "$(rawval raw_tap 64 3)" "$(rawval raw_tap 4096 3)" "$(rawval raw_tap 1048576 4)"
-row "raw DPDK floor, net_memif" "$(rawval raw_memif 64 3)" "$(rawval raw_memif 4096 3)" "$(rawval raw_memif 1048576 4)"
+row "raw DPDK floor, net_memif" "$(medval rawval raw_memif "" 64 3)" "$(medval rawval raw_memif "" 4096 3)" "$(medval rawval raw_memif "" 1048576 4)"
 row "raw per-frame echo, net_memif" "$(rawval raw_memif_frame 64 3)" "$(rawval raw_memif_frame 4096 3)" "$(rawval raw_memif_frame 1048576 4)"
 echo
 echo "ratio = row / pollfab(tap): usec/xfer above 1 = slower than pollfab; MB/s above 1 = more throughput."
 echo "Iterations: 64 B $i64, 4 KiB $i4k, 1 MiB $i1m, raw too (lost raw frames are counted, not resent)."
+echo "net_memif rows: medians of $reps repetitions (pollfab and the raw floor back to back per size)."
 echo "raw floor: the server answers a message once all its frames are in (fi_pingpong's order). The"
 echo "per-frame echo answers each frame as it arrives, so at 1 MiB both directions move at once:"
 echo "not a ping-pong, shown for reference (pollfab was compared with it before 2026-11-26)."
@@ -127,8 +162,36 @@ floor_row() {  # label pollfab_name raw_name
     "$(ratio "$(val "$2".4096 7)" "$(rawval "$3" 4096 3)")" \
     "$(ratio "$(val "$2".1048576 6)" "$(rawval "$3" 1048576 4)")"
 }
-floor_row "net_memif" pollfab_memif raw_memif
+# net_memif: the median of the per-repetition ratios (each from runs a few seconds apart).
+ratios_memif() {  # prints one line per repetition, then the medians
+  local r c64 c4k c1m m64=() m4k=() m1m=()
+  for r in $(seq 1 "$reps"); do
+    c64=$(ratio "$(val "pollfab_memif.$r.64" 7)" "$(rawval "raw_memif.$r" 64 3)")
+    c4k=$(ratio "$(val "pollfab_memif.$r.4096" 7)" "$(rawval "raw_memif.$r" 4096 3)")
+    c1m=$(ratio "$(val "pollfab_memif.$r.1048576" 6)" "$(rawval "raw_memif.$r" 1048576 4)")
+    printf "%-34s %12s %12s %12s   xcore ns %s\n" "net_memif, repetition $r" "$c64" "$c4k" "$c1m" "$(tr '\n' '/' < "$out/xcore_memif.$r" | sed 's|/$||')"
+    m64+=("$c64"); m4k+=("$c4k"); m1m+=("$c1m")
+  done
+  med() { printf "%s\n" "$@" | grep -v n/a | sort -g | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : "n/a")}'; }
+  printf "%-34s %12s %12s %12s\n" "net_memif (median of repetitions)" "$(med "${m64[@]}")" "$(med "${m4k[@]}")" "$(med "${m1m[@]}")"
+}
+ratios_memif
 floor_row "net_tap" pollfab_tap raw_tap
+# Medians of the per-iteration half round trips (the means above move with the VM's scheduling
+# hiccups; one iteration's hiccup moves no median): pollfab pingpong --lat against the raw floor's
+# own median, per repetition, and the median of those ratios.
+printf "\n%-34s %12s %12s   %s\n" "median half round trip, net_memif" "64B usec" "4KiB usec" "pollfab / raw: 64B 4KiB"
+lm64=(); lm4k=()
+for r in $(seq 1 "$reps"); do
+  p64=$(awk '/^[0-9]+[kmg]? / {print $(NF-1)}' "$out/lat_memif.$r.64" 2>/dev/null | tail -1)
+  p4k=$(awk '/^[0-9]+[kmg]? / {print $(NF-1)}' "$out/lat_memif.$r.4096" 2>/dev/null | tail -1)
+  q64=$(rawval "raw_memif.$r" 64 6); q4k=$(rawval "raw_memif.$r" 4096 6)
+  printf "%-34s %12s %12s   %6s %6s\n" "pollfab / raw, repetition $r" "${p64:-n/a}/${q64:-n/a}" "${p4k:-n/a}/${q4k:-n/a}" \
+    "$(ratio "${p64:-n/a}" "${q64:-n/a}")" "$(ratio "${p4k:-n/a}" "${q4k:-n/a}")"
+  lm64+=("$(ratio "${p64:-n/a}" "${q64:-n/a}")"); lm4k+=("$(ratio "${p4k:-n/a}" "${q4k:-n/a}")")
+done
+medr() { printf "%s\n" "$@" | grep -v n/a | sort -g | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : "n/a")}'; }
+printf "%-34s %12s %12s   %6s %6s\n" "median of repetitions" "" "" "$(medr "${lm64[@]}")" "$(medr "${lm4k[@]}")"
 echo "usec: pollfab/raw (1 = at the floor, above = slower); MB/s: pollfab/raw (below 1 = less throughput)."
 echo "vCPU placement, cache-line round trip CPU0<->CPU1: ${x_before} ns before memif, ${x_after} ns after (near < 150 ns)."
 

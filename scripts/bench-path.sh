@@ -38,7 +38,7 @@ STEPS = [
     ("  segment", r"Engine::emit_segment\(", "header encode, ACK piggyback, payload copy or attach"),
     ("  seal (CRC-32C)", r"Engine::seal\(pollfab::transport::PacketBuf", "CRC over header + payload"),
     ("  window, pacing", r"Engine::pump\(", "per-peer window and congestion checks (includes segment)"),
-    ("tx burst", r"Engine::flush\(\)", "hand the queued packets to the link"),
+    ("tx burst", r"Engine::flush\(bool\)", "hand the queued packets to the link"),
     ("rx: demux, verify, order", r"Engine::on_packet\(", "decode, CRC check, peer lookup, ACK fields, PSN order; includes the next"),
     ("  decode", r"wire::decode\(unsigned char const\*", "72-byte header fields"),
     ("  deliver", r"Engine::deliver\(", "match, place (copy into the receive), completion"),
@@ -49,7 +49,7 @@ STEPS = [
     ("ACK (receiver)", r"Engine::send_ack\(", "standalone ACK built and queued"),
     ("ACK (sender)", r"Engine::on_ack\(", "cumulative ACK, SACK, RTT sample, send completions"),
     ("send completion", r"Engine::complete_send\(", "unpin, Completion to the sink"),
-    ("timers (progress)", r"Engine::progress\(\)", "per progress round: timers, pump, ACK policy, flush"),
+    ("timers (progress)", r"Engine::progress\(unsigned long\)", "per progress round: timers, pump, ACK policy, flush"),
 ]
 def table(path):
     ann = open(path).read().split('\n')

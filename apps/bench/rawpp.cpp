@@ -10,8 +10,9 @@
 // in about the time of one, which no message ping-pong can; one-frame messages are the same).
 //   server: pollfab-rawpp [--echo message|frame]
 //   client: pollfab-rawpp -S 64,4k,1m -I 1000 SERVER_ADDR
-// Output columns: bytes, iterations, usec/xfer (half round trip), MB/sec (fi_pingpong's
-// definition: 2 * bytes * iterations / time), lost frames.
+// Output columns: bytes, iterations, usec/xfer (half round trip, the mean), MB/sec
+// (fi_pingpong's definition: 2 * bytes * iterations / time), lost frames, the median half round
+// trip in usec (one clock reading per iteration; `pollfab pingpong --lat` measures the same).
 // --rate: the packet-rate floor instead (tx-only -> rx-only, as a dpdk-testpmd txonly/rxonly
 // pair): the client sends ITERATIONS messages of each size back to back as bursts of 32 frames,
 // the server only receives and counts. Columns: bytes, messages, frames per message, Mmsg/s
@@ -23,6 +24,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -183,7 +185,10 @@ int client(Run& r, apps::Oob& oob, const std::vector<size_t>& sizes, uint64_t it
     uint64_t want = iters_now * frames, per_msg = frames;
     if (!oob.send_all(&want, sizeof want) || !oob.send_all(&per_msg, sizeof per_msg)) return 1;
     uint64_t lost = 0;
+    std::vector<float> half_rtt;
+    half_rtt.reserve(iters_now);
     auto t0 = Clock::now();
+    auto prev = t0;
     for (uint64_t it = 0; it < iters_now; ++it) {
       uint32_t left = frames, got = 0;
       while (left) {  // send the message as bursts of frames
@@ -206,16 +211,22 @@ int client(Run& r, apps::Oob& oob, const std::vector<size_t>& sizes, uint64_t it
         }
       }
       lost += frames - got;
+      const auto t = Clock::now();
+      half_rtt.push_back(std::chrono::duration<float, std::micro>(t - prev).count() / 2);
+      prev = t;
     }
     double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
     if (!oob.sync()) return 1;
     if (warm) {
       warm = false;
-      printf("%-10s %-8s %12s %12s %8s\n", "bytes", "#iters", "usec/xfer", "MB/sec", "lost");
+      printf("%-10s %-8s %12s %12s %8s %10s\n", "bytes", "#iters", "usec/xfer", "MB/sec", "lost",
+             "p50_usec");
       continue;
     }
-    printf("%-10zu %-8llu %12.2f %12.2f %8llu\n", size, (unsigned long long)iters, us / double(iters) / 2,
-           2.0 * double(size) * double(iters) / us, (unsigned long long)lost);
+    std::sort(half_rtt.begin(), half_rtt.end());
+    printf("%-10zu %-8llu %12.2f %12.2f %8llu %10.2f\n", size, (unsigned long long)iters,
+           us / double(iters) / 2, 2.0 * double(size) * double(iters) / us,
+           (unsigned long long)lost, half_rtt.empty() ? 0.0 : half_rtt[half_rtt.size() / 2]);
     fflush(stdout);
   }
   uint64_t zero = 0;
