@@ -9,7 +9,10 @@
 # lossless run. The dpdk part makes --runs repetitions (default 5) of every drop rate; goodput is
 # the median over them; ratios compare runs made under the same host placement of the two vCPUs
 # (pollfab-bench-xcore, see below): median at this drop rate / median lossless, per placement.
-# The 1% line uses the "near" placement when it has runs at both rates, else "far".
+# ratio(pairs): the median over repetitions of each run / the same repetition's lossless run,
+# where both ran under one placement (the runs of a repetition are seconds apart; the host moves
+# the vCPUs between repetitions). The 1% line uses it when at least 3 repetitions pair up, else
+# the "near" class ratio when it has runs at both rates, else "far".
 # The last line is
 #   loss=1% goodput_ratio=R
 # with R for the dpdk provider. Run as root. Options: --link tap|memif, --runs N, --iters N.
@@ -94,7 +97,7 @@ for rep in $(seq "$runs"); do
     sleep 1
   done
 done
-printf '%7s %14s %11s %11s   %s\n' "drop%" "goodput MB/s" "ratio(near)" "ratio(far)" "runs: MB/s(placement)"
+printf '%7s %14s %11s %11s %12s   %s\n' "drop%" "goodput MB/s" "ratio(near)" "ratio(far)" "ratio(pairs)" "runs: MB/s(placement)"
 r1=n/a; base_med=n/a
 for d in $drops; do
   # goodput: median over all runs. ratio(P): median of this drop rate's runs under placement P
@@ -114,6 +117,17 @@ for d in $drops; do
       x = class_median(d, c); b = class_median("0", c)
       return (x == "n/a" || b == "n/a" || b == 0) ? "n/a" : sprintf("%.3f", x / b)
     }
+    # The median over repetitions of this drop rate run over the same repetition lossless run, a few
+    # seconds earlier, where both ran under one placement (near or far): pairs stay comparable
+    # when the host moves the vCPUs between repetitions. "n/a" below 3 such pairs.
+    function pair_ratio(   r, n, a) {
+      n = 0
+      for (r = 1; r <= reps; r++)
+        if (((r, d) in v) && ((r, "0") in v) && v[r, d] != "n/a" && v[r, "0"] != "n/a" &&
+            v[r, "0"] > 0 && p[r, d] == p[r, "0"] && p[r, d] != "mixed" && p[r, d] != "n/a")
+          a[++n] = v[r, d] / v[r, "0"]
+      return n >= 3 ? sprintf("%.3f", median(a, n)) : "n/a"
+    }
     { v[$1, $2] = $3; p[$1, $2] = $4; if ($1 > reps) reps = $1 }
     END {
       n = 0; runs = ""
@@ -122,11 +136,12 @@ for d in $drops; do
         runs = runs " " v[r, d] "(" p[r, d] ")"
         if (v[r, d] != "n/a") g[++n] = v[r, d]
       }
-      printf "%s|%s|%s|%s", median(g, n), ratio("near"), ratio("far"), runs
+      printf "%s|%s|%s|%s|%s", median(g, n), ratio("near"), ratio("far"), pair_ratio(), runs
     }' "$out/runs")
-  IFS='|' read -r med rnear rfar list <<< "$row"
+  IFS='|' read -r med rnear rfar rpair list <<< "$row"
   if [ "$d" = "0.01" ]; then
-    if [ "$rnear" != n/a ]; then r1=$rnear; r1p=near
+    if [ "$rpair" != n/a ]; then r1=$rpair; r1p="same (per-repetition pairs)"
+    elif [ "$rnear" != n/a ]; then r1=$rnear; r1p=near
     elif [ "$rfar" != n/a ]; then r1=$rfar; r1p=far
     else  # no placement has runs at both rates: all runs, placement not controlled
       r1=$(awk -v m="$med" -v b="$base_med" 'BEGIN { if (m=="n/a" || b=="n/a" || b==0) print "n/a"; else printf "%.3f", m/b }')
@@ -134,7 +149,7 @@ for d in $drops; do
     fi
   fi
   if [ "$d" = "0" ]; then base_med=$med; fi
-  printf '%7s %14s %11s %11s  %s\n' "$(awk -v d="$d" 'BEGIN{printf "%.1f", d*100}')" "$med" "$rnear" "$rfar" "$list"
+  printf '%7s %14s %11s %11s %12s  %s\n' "$(awk -v d="$d" 'BEGIN{printf "%.1f", d*100}')" "$med" "$rnear" "$rfar" "$rpair" "$list"
 done
 if [ -s "$out/failures" ]; then echo; echo "failed runs (client output):"; tail -n 20 "$out/failures"; fi
 echo
