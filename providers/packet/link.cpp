@@ -127,22 +127,13 @@ bool Link::progress_locked() noexcept {
     transport::PacketBuf b[32];
   } burst;
   transport::PacketBuf* bufs = burst.b;
-  // Timers, ACK decisions and the posts queued since the last round go first, the receive
-  // burst last: a completion the burst produces goes back to the application without waiting
-  // for the rest of the round (in a ping-pong that rest was a third of the turnaround). What
-  // the burst itself queues (ACKs, retransmissions) leaves at the end of the round.
-  io_->service();
-  bool busy = false;
-  const uint64_t now = clock_.now_ns();
-  for (size_t i = 1; i < rx_.size(); ++i) {
-    if (!rx_[i]) continue;
-    rx_[i]->progress(now);
-    busy = busy || rx_[i]->busy();
-    lock_.pass();
-  }
+  // The receive burst first, then the timers: ACKs that are already here must be seen before
+  // loss detection decides on their packets (with the timers first, a slow round declared
+  // acknowledged packets lost: 5% spurious retransmissions of a 4 KiB stream over udp).
   const uint16_t n = io_->rx_burst(bufs, 32);
-  if (!n) return busy;
-  const uint64_t rx_ns = clock_.now_ns();  // the burst's arrival (RTT samples, ACK delays)
+  // One clock reading per round: the burst's arrival and the receivers' timers (a TSC read is
+  // about 13 ns here; the engines no longer read their own).
+  const uint64_t rx_ns = clock_.now_ns();
   for (uint16_t i = 0; i < n; ++i) {
     uint16_t ep = 0;
     Receiver* r = nullptr;
@@ -157,9 +148,15 @@ bool Link::progress_locked() noexcept {
     r->on_packet(bufs[i], rx_ns);
     lock_.pass();  // a thread posting work waits one packet, not the whole burst
   }
-  for (size_t i = 1; i < rx_.size(); ++i)
-    if (rx_[i]) rx_[i]->after_burst();
-  return true;
+  io_->service();
+  bool busy = n > 0;
+  for (size_t i = 1; i < rx_.size(); ++i) {
+    if (!rx_[i]) continue;
+    rx_[i]->progress(rx_ns);
+    busy = busy || rx_[i]->busy();
+    lock_.pass();
+  }
+  return busy;
 }
 
 void Link::add_user(bool needs_lock) noexcept {
