@@ -5,15 +5,17 @@
 #     namespace, so no traffic touches the machine's own interfaces)
 # plus a raw DPDK ping-pong with no protocol on the same vdevs (the floor pollfab can approach:
 # pollfab-rawpp, whose server answers a message once all its frames are in, as fi_pingpong's
-# does; on memif also its per-frame echo, where a multi-frame message's two directions overlap,
-# shown for reference), all in one run. Prints usec/xfer at 64 B and 4 KiB and MB/sec at 1 MiB side by side, with
+# does; on memif also the same floor copying what it receives into a message buffer, as a
+# receive into an application's buffer does (--place), and its per-frame echo, where a
+# multi-frame message's two directions overlap, shown for reference), all in one run. Prints usec/xfer at 64 B and 4 KiB and MB/sec at 1 MiB side by side, with
 # ratios to pollfab over net_tap: ratio = row / pollfab(tap) for every column (usec/xfer: above
 # 1 means the row is slower than pollfab; MB/sec: above 1 means the row moves more data).
 # A second table gives pollfab's ratio to the raw DPDK floor on the same vdev (the figure a
 # change to the data path must not worsen): usec/xfer pollfab / raw (1 = at the floor, above =
 # slower), MB/sec pollfab / raw (1 = at the floor, below = less). Over memif, pollfab and the
 # floor run back to back at each size, 3 times (--quick: once), and the median of the
-# per-repetition ratios is the figure; then the same for the median half round trip
+# per-repetition ratios is the figure (then again against the placing floor); then the same
+# for the median half round trip
 # (`pollfab pingpong --lat` against the raw ping-pong's own median), which the VM's scheduling
 # hiccups do not move. On a VM, memif speed follows
 # where the host put the two vCPUs (docs/architecture-notes.md): the cache-line round trip
@@ -38,19 +40,25 @@ RAW=$PWD/build/apps/pollfab-rawpp
 
 . scripts/lib/pingpong_pair.sh  # pp (one fi_pingpong pair), val (its result columns)
 
-# raw NAME ECHO [SIZE:ITERS...]: the raw ping-pong at each size (default: all three, with
-# fi_pingpong's iteration counts; ECHO: message, the floor; frame, the pipelined per-frame
-# echo); results appended to $out/NAME.
+# raw NAME MODE [SIZE:ITERS...]: the raw ping-pong at each size (default: all three, with
+# fi_pingpong's iteration counts; MODE: message, the floor; place, the floor with each side
+# copying what it receives into a message buffer, as a receive into an application's buffer
+# does; frame, the pipelined per-frame echo); results appended to $out/NAME.
 raw() {
-  local name=$1 echo=$2 s size it
+  local name=$1 mode=$2 s size it
+  local -a sargs=(--echo message) cargs=()
+  case $mode in
+    frame) sargs=(--echo frame) ;;
+    place) sargs+=(--place); cargs=(--place) ;;
+  esac
   shift 2
   [ $# -gt 0 ] || set -- 64:$i64 4096:$i4k 1048576:$i1m
   for s in "$@"; do
     size=${s%:*}; it=${s#*:}
-    timeout 300 "$P" testbed exec a -- "$RAW" --echo "$echo" > "$out/$name.s" 2>&1 &
+    timeout 300 "$P" testbed exec a -- "$RAW" "${sargs[@]}" > "$out/$name.s" 2>&1 &
     bg=$!
     sleep 0.7
-    timeout 300 "$P" testbed exec b -- "$RAW" -S "$size" -I "$it" "$("$P" testbed addr a)" >> "$out/$name" 2>&1 || echo "n/a" >> "$out/$name"
+    timeout 300 "$P" testbed exec b -- "$RAW" "${cargs[@]}" -S "$size" -I "$it" "$("$P" testbed addr a)" >> "$out/$name" 2>&1 || echo "n/a" >> "$out/$name"
     wait "$bg" 2>/dev/null || true
     bg=""
   done
@@ -110,6 +118,7 @@ if "$P" testbed up --link memif >/dev/null; then
       size=${s%:*}; it=${s#*:}
       pp "pollfab_memif.$r" "$size" "$it" dpdk "$P testbed exec a --" "$P testbed exec b --" "$A"
       raw "raw_memif.$r" message "$s"
+      raw "raw_memif_place.$r" place "$s"
       [ "$size" = 1048576 ] || ppl "lat_memif.$r.$size" "$size" "$it"
     done
     xcore >> "$out/xcore_memif.$r" 2>/dev/null || echo n/a >> "$out/xcore_memif.$r"
@@ -145,6 +154,7 @@ row "reference tcp;ofi_rxm, loopback" "$(val rxm.64 7)" "$(val rxm.4096 7)" "$(v
 row "reference udp;ofi_rxd, loopback" "$(val rxd.64 7)" "$(val rxd.4096 7)" "$(val rxd.1048576 6)"
 row "raw DPDK floor, net_tap" "$(rawval raw_tap 64 3)" "$(rawval raw_tap 4096 3)" "$(rawval raw_tap 1048576 4)"
 row "raw DPDK floor, net_memif" "$(medval rawval raw_memif "" 64 3)" "$(medval rawval raw_memif "" 4096 3)" "$(medval rawval raw_memif "" 1048576 4)"
+row "raw floor + placement, net_memif" "$(medval rawval raw_memif_place "" 64 3)" "$(medval rawval raw_memif_place "" 4096 3)" "$(medval rawval raw_memif_place "" 1048576 4)"
 row "raw per-frame echo, net_memif" "$(rawval raw_memif_frame 64 3)" "$(rawval raw_memif_frame 4096 3)" "$(rawval raw_memif_frame 1048576 4)"
 echo
 echo "ratio = row / pollfab(tap): usec/xfer above 1 = slower than pollfab; MB/s above 1 = more throughput."
@@ -153,29 +163,34 @@ echo "net_memif rows: medians of $reps repetitions (pollfab and the raw floor ba
 echo "raw floor: the server answers a message once all its frames are in (fi_pingpong's order). The"
 echo "per-frame echo answers each frame as it arrives, so at 1 MiB both directions move at once:"
 echo "not a ping-pong, shown for reference (pollfab was compared with it before 2026-11-26)."
+echo "+ placement: the floor never touches the payload (memif's two copies move each byte); a"
+echo "libfabric receive lands in the application's buffer, a third copy on memif (pollfab-rawpp --place)."
 
 # pollfab / raw floor on the same vdev.
-printf "\n%-34s %12s %12s %12s\n" "pollfab / raw DPDK floor" "64B usec" "4KiB usec" "1MiB MB/s"
+printf "\n%-46s %12s %12s %12s\n" "pollfab / raw DPDK floor" "64B usec" "4KiB usec" "1MiB MB/s"
 floor_row() {  # label pollfab_name raw_name
-  printf "%-34s %12s %12s %12s\n" "$1" \
+  printf "%-46s %12s %12s %12s\n" "$1" \
     "$(ratio "$(val "$2".64 7)" "$(rawval "$3" 64 3)")" \
     "$(ratio "$(val "$2".4096 7)" "$(rawval "$3" 4096 3)")" \
     "$(ratio "$(val "$2".1048576 6)" "$(rawval "$3" 1048576 4)")"
 }
 # net_memif: the median of the per-repetition ratios (each from runs a few seconds apart).
 ratios_memif() {  # prints one line per repetition, then the medians
-  local r c64 c4k c1m m64=() m4k=() m1m=()
+  local floor=$1 label=$2 r c64 c4k c1m m64=() m4k=() m1m=()
   for r in $(seq 1 "$reps"); do
-    c64=$(ratio "$(val "pollfab_memif.$r.64" 7)" "$(rawval "raw_memif.$r" 64 3)")
-    c4k=$(ratio "$(val "pollfab_memif.$r.4096" 7)" "$(rawval "raw_memif.$r" 4096 3)")
-    c1m=$(ratio "$(val "pollfab_memif.$r.1048576" 6)" "$(rawval "raw_memif.$r" 1048576 4)")
-    printf "%-34s %12s %12s %12s   xcore ns %s\n" "net_memif, repetition $r" "$c64" "$c4k" "$c1m" "$(tr '\n' '/' < "$out/xcore_memif.$r" | sed 's|/$||')"
+    c64=$(ratio "$(val "pollfab_memif.$r.64" 7)" "$(rawval "$floor.$r" 64 3)")
+    c4k=$(ratio "$(val "pollfab_memif.$r.4096" 7)" "$(rawval "$floor.$r" 4096 3)")
+    c1m=$(ratio "$(val "pollfab_memif.$r.1048576" 6)" "$(rawval "$floor.$r" 1048576 4)")
+    printf "%-46s %12s %12s %12s   xcore ns %s\n" "$label, repetition $r" "$c64" "$c4k" "$c1m" "$(tr '\n' '/' < "$out/xcore_memif.$r" | sed 's|/$||')"
     m64+=("$c64"); m4k+=("$c4k"); m1m+=("$c1m")
   done
   med() { printf "%s\n" "$@" | grep -v n/a | sort -g | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : "n/a")}'; }
-  printf "%-34s %12s %12s %12s\n" "net_memif (median of repetitions)" "$(med "${m64[@]}")" "$(med "${m4k[@]}")" "$(med "${m1m[@]}")"
+  printf "%-46s %12s %12s %12s\n" "$label (median of repetitions)" "$(med "${m64[@]}")" "$(med "${m4k[@]}")" "$(med "${m1m[@]}")"
 }
-ratios_memif
+ratios_memif raw_memif net_memif
+# The same against the floor that places what it receives (a receive into the application's
+# buffer: the copy every libfabric provider makes over memif, which the plain floor does not).
+ratios_memif raw_memif_place "net_memif, floor + placement"
 floor_row "net_tap" pollfab_tap raw_tap
 # Medians of the per-iteration half round trips (the means above move with the VM's scheduling
 # hiccups; one iteration's hiccup moves no median): pollfab pingpong --lat against the raw floor's

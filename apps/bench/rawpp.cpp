@@ -5,11 +5,16 @@
 // frames, swaps their MAC addresses and sends them back, as fi_pingpong's server answers a
 // message once its receive completed; the client waits for all of them. Lost frames are
 // counted, never resent.
+// --place: each side copies every frame it receives into a message buffer, at the frame's offset
+// in its message, as a receive into an application's buffer does (fi_pingpong's receive, any
+// libfabric provider over memif: memif copies a frame from its ring into an mbuf, the receive
+// then copies it into the application's buffer). Without it the floor moves each byte through
+// memif's two copies only and never touches the payload.
 // --echo frame: the server sends each frame back as it arrives instead, so a multi-frame
 // message's two directions overlap (a pipelined echo: at 1 MiB it moves both directions' bytes
 // in about the time of one, which no message ping-pong can; one-frame messages are the same).
-//   server: pollfab-rawpp [--echo message|frame]
-//   client: pollfab-rawpp -S 64,4k,1m -I 1000 SERVER_ADDR
+//   server: pollfab-rawpp [--echo message|frame] [--place]
+//   client: pollfab-rawpp [--place] -S 64,4k,1m -I 1000 SERVER_ADDR
 // Output columns: bytes, iterations, usec/xfer (half round trip, the mean), MB/sec
 // (fi_pingpong's definition: 2 * bytes * iterations / time), lost frames, the median half round
 // trip in usec (one clock reading per iteration; `pollfab pingpong --lat` measures the same).
@@ -48,7 +53,17 @@ struct Run {
   dpdk_glue::Port* port;
   rte_ether_addr peer;
   uint32_t frame_payload;  // bytes per frame after the Ethernet header
+  bool place = false;      // --place: copy received payloads into a message buffer
 };
+
+// --place: frame `index` of a message lands at index * frame_payload of `buf` (sized for a
+// whole message of frames).
+void place(const Run& r, std::vector<uint8_t>& buf, uint64_t index, const rte_mbuf* f) {
+  if (!r.place) return;
+  const uint32_t len = std::min<uint32_t>(rte_pktmbuf_data_len(f) - 14, r.frame_payload);
+  const size_t at = size_t(index) * r.frame_payload;
+  if (at + len <= buf.size()) memcpy(buf.data() + at, rte_pktmbuf_mtod_offset(f, const uint8_t*, 14), len);
+}
 
 // Server: echo until told the count is reached (the frame count and the frames of one message
 // come per size over OOB). per_frame: each frame goes back as it arrives; otherwise a message's
@@ -63,6 +78,7 @@ int serve(Run& r, apps::Oob& oob, bool per_frame) {
     if (!oob.recv_all(&frames, sizeof frames) || frames == 0) return 1;
     const uint64_t batch = per_frame ? 64 : frames;
     msg.resize(batch + 64);
+    std::vector<uint8_t> buf(r.place ? size_t(frames) * r.frame_payload : 0);
     uint64_t echoed = 0, held = 0;
     auto deadline = Clock::now() + std::chrono::seconds(120);
     while (echoed < want && Clock::now() < deadline) {
@@ -77,6 +93,7 @@ int serve(Run& r, apps::Oob& oob, bool per_frame) {
         }
         eth->dst_addr = eth->src_addr;
         eth->src_addr = r.port->mac();
+        place(r, buf, (echoed + held) % frames, f);
         msg[held++] = f;
       }
       // Whole messages (per frame: whatever arrived) go back; the rest waits for its frames.
@@ -187,6 +204,7 @@ int client(Run& r, apps::Oob& oob, const std::vector<size_t>& sizes, uint64_t it
     uint64_t lost = 0;
     std::vector<float> half_rtt;
     half_rtt.reserve(iters_now);
+    std::vector<uint8_t> buf(r.place ? size_t(frames) * r.frame_payload : 0);
     auto t0 = Clock::now();
     auto prev = t0;
     for (uint64_t it = 0; it < iters_now; ++it) {
@@ -206,7 +224,7 @@ int client(Run& r, apps::Oob& oob, const std::vector<size_t>& sizes, uint64_t it
         uint16_t n = r.port->rx_burst(m, 64);
         for (uint16_t i = 0; i < n; ++i) {
           auto* eth = rte_pktmbuf_mtod(m[i], rte_ether_hdr*);
-          if (eth->ether_type == rte_cpu_to_be_16(kEtherType)) ++got;
+          if (eth->ether_type == rte_cpu_to_be_16(kEtherType)) place(r, buf, got++, m[i]);
           rte_pktmbuf_free(m[i]);
         }
       }
@@ -243,7 +261,10 @@ int main(int argc, char** argv) {
   uint16_t port_no = 47594;
   bool rate = false;
   std::string echo = "message";
+  bool place_flag = false;
   app.add_flag("--rate", rate, "packet rate (tx-only -> rx-only) instead of ping-pong");
+  app.add_flag("--place", place_flag, "copy each received frame into a message buffer, as a "
+               "receive into an application's buffer does (ping-pong)");
   app.add_option("--echo", echo, "server: answer a whole message (message, as fi_pingpong) or "
                  "each frame as it arrives (frame: the two directions overlap)")
       ->check(CLI::IsMember({"message", "frame"}));
@@ -289,6 +310,7 @@ int main(int argc, char** argv) {
     usleep(10000);
   }
   Run r{port.get(), {}, port->mtu()};
+  r.place = place_flag;
   rte_ether_addr mine = port->mac();
   if (!oob.send_all(&mine, sizeof mine) || !oob.recv_all(&r.peer, sizeof r.peer)) return 1;
   if (!is_client) return rate ? serve_rate(r, oob) : serve(r, oob, echo == "frame");
