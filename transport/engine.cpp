@@ -263,7 +263,6 @@ void Engine::progress(uint64_t now_ns) noexcept {
   if (txq_len_) flush();
   if (pinned_head_) release_pinned();
   if (cfg_.reliable) {
-    const uint64_t now = now_;
     const uint64_t budget = matcher_->budget_epoch();
     const bool credit_update = budget != budget_seen_;
     budget_seen_ = budget;
@@ -272,6 +271,9 @@ void Engine::progress(uint64_t now_ns) noexcept {
       // A packet held at rcv_nxt that could not be delivered (unexpected budget full) gets
       // another chance once receives are posted or unexpected messages consumed.
       if (p.held.has(p.rcv_nxt)) drain_held(p, static_cast<PeerId>(i));
+      // Read after drain_held: what it queues (a delivery answer) reads the clock afresh and
+      // may store a later time (heard_ns) than the round's reading.
+      const uint64_t now = now_;
       if (cfg_.peer_timeout_ns && !p.dead) check_liveness(p, static_cast<PeerId>(i), now);
       if (p.dead) continue;
       if (p.rto_deadline_ns && now >= p.rto_deadline_ns) on_rto(p, now);
@@ -285,6 +287,9 @@ void Engine::progress(uint64_t now_ns) noexcept {
       if (p.ack_pending && (p.ack_now || p.ack_pending >= cfg_.ack_coalesce_pkts ||
                             now >= p.ack_deadline_ns || (p.ack_idle && !p.rx_this_round)))
         send_ack(p);
+      // An ACK_REQ on a packet that was not taken (outside the window) leaves nothing to
+      // answer: it must not make a later, unrelated packet's ACK leave at once.
+      if (!p.ack_pending) p.ack_idle = false;
       p.rx_this_round = false;
     }
   }

@@ -260,9 +260,12 @@ class Engine {
   bool busy() const noexcept;
   // True if no send of ours waits for an acknowledgement.
   bool sends_settled() const noexcept;
-  // Sends what posts have queued now (before a disconnect or a close, which must not overtake
-  // data the application posted before them).
-  void flush_posted() noexcept { flush(); }
+  // Sends what posts have queued now: at the start of every progress round (before its receive
+  // burst), and before a disconnect or a close, which must not overtake data the application
+  // posted before them.
+  void flush_posted() noexcept {
+    if (txq_len_) flush();
+  }
   // Acknowledges everything received at the next progress() (close-time flush).
   void ack_all_now() noexcept;
   // Time (ns) the last packet was received, 0 if none.

@@ -179,6 +179,7 @@ bool Engine::try_bundle(Peer& p, SendMsg& m) noexcept {
     flush();  // full: as below
     return false;
   }
+  const uint32_t before = txq_[txq_len_ - 1].len;
   if (!append_message(txq_[txq_len_ - 1], m)) {
     // The tail is full: it goes now (the receiver starts on it while the next one fills)
     // rather than waiting for the next progress() or a burst of kTxBurst packets.
@@ -191,8 +192,9 @@ bool Engine::try_bundle(Peer& p, SendMsg& m) noexcept {
   m.last_psn = p.snd_nxt - 1;
   p.sq_next = m.next;
   ++stats_.bundled_msgs;
-  stats_.tx_bytes += m.len;
-  p.tx_bytes += m.len;
+  const uint32_t added = txq_[txq_len_ - 1].len - before;  // entry and message, as emit_segment
+  stats_.tx_bytes += added;
+  p.tx_bytes += added;
   return true;
 }
 
@@ -235,17 +237,18 @@ bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32
   // A bundle being resent: the same messages as the first time (they stay in the FIFO until
   // the packet is acknowledged, and fitted then).
   const SendMsg* b = &m;
-  for (uint32_t i = 1; i < n_msgs && (b = b->next); ++i) {
+  for (uint32_t i = 1; i < n_msgs && (b = b->next); ++i)
     if (!append_message(pkt, *b)) break;
-    len += static_cast<uint32_t>(b->len);
-  }
+  // tx_bytes: the payload after the header (RMA extension and bundle entries included), as the
+  // receiver's rx_bytes counts it.
+  const uint32_t payload = pkt.len - uint32_t(wire::kHeaderBytes);
   if (!enqueue_tx(pkt)) {
     io_.free(&pkt, 1);
     return false;
   }
-  stats_.tx_bytes += len;
+  stats_.tx_bytes += payload;
   ++p.tx_pkts;
-  p.tx_bytes += len;
+  p.tx_bytes += payload;
   if (retransmit) {
     ++stats_.retx_pkts;
     ++p.retx_pkts;
@@ -276,6 +279,7 @@ bool Engine::deliver_bundle(Peer& p, PeerId pid, const wire::Header& h,
     if (!left) break;
     wire::BundleMsg b;
     const uint32_t used = wire::decode_bundle_entry(q, left, b);  // decode() checked the walk
+    if (!used) break;  // unreachable after decode(); never loop on one entry
     q += used;
     left -= used;
     m.flags = static_cast<uint16_t>(wire::kFirst | wire::kLast | b.flags);

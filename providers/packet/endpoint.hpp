@@ -53,6 +53,9 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   // Receiver (the port's demultiplexer calls these under the lock).
   void on_packet(transport::PacketBuf& pkt, uint64_t rx_ns) noexcept override;
   void progress(uint64_t now_ns) noexcept override;
+  void flush_posted() noexcept override {
+    if (engine_) engine_->flush_posted();
+  }
   TransportEndpoint* endpoint() noexcept override { return this; }
   uint64_t cm_drops() const noexcept override { return cm_ ? cm_->drops() : 0; }
   uint64_t next_deadline_ns() const noexcept override {

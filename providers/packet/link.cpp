@@ -127,9 +127,13 @@ bool Link::progress_locked() noexcept {
     transport::PacketBuf b[32];
   } burst;
   transport::PacketBuf* bufs = burst.b;
-  // The receive burst first, then the timers: ACKs that are already here must be seen before
-  // loss detection decides on their packets (with the timers first, a slow round declared
-  // acknowledged packets lost: 5% spurious retransmissions of a 4 KiB stream over udp).
+  // What posts queued leaves first; then the receive burst, then the timers: ACKs that are
+  // already here must be seen before loss detection decides on their packets (with the timers
+  // first, a slow round declared acknowledged packets lost: 5% spurious retransmissions of a
+  // 4 KiB stream over udp), and an ACK must not find the packets after it still queued (their
+  // send time would be the post's, long past under manual progress: resent before they left).
+  for (size_t i = 1; i < rx_.size(); ++i)
+    if (rx_[i]) rx_[i]->flush_posted();
   const uint16_t n = io_->rx_burst(bufs, 32);
   // One clock reading per round: the burst's arrival and the receivers' timers (a TSC read is
   // about 13 ns here; the engines no longer read their own).

@@ -10,10 +10,11 @@
 // Link::find returns the open Link of a key while anything holds it (the registry keeps weak
 // references). A DPDK port can be opened once per process, so its key names the device alone.
 //
-// Progress (FI_PROGRESS_MANUAL): progress() receives one burst, hands each packet to the
-// receiver of its dst_ep (unknown ids are dropped and counted; a connection packet for one is
-// answered with RESET, so a connect to a closed listener fails at once), runs the I/O layer's
-// service, then every receiver's timers and transmit queues (ACKs before loss timers).
+// Progress (FI_PROGRESS_MANUAL): progress() sends what posts queued, receives one burst,
+// hands each packet to the receiver of its dst_ep (unknown ids are dropped and counted; a
+// connection packet for one is answered with RESET, so a connect to a closed listener fails at
+// once), runs the I/O layer's service, then every receiver's timers and transmit queues (ACKs
+// before loss timers).
 // Thread-safety: find/create/~Link are MT-safe (the registry's mutex); everything else runs
 // under lock() (progress takes it; callers of the *_locked members and of io() hold it).
 // The lock is on (docs/threading.md) unless one FI_THREAD_DOMAIN domain under manual progress
@@ -48,6 +49,10 @@ class Receiver {
   // Timers and transmit queues (called from every progress, after its receive burst); now_ns:
   // the round's clock reading.
   virtual void progress(uint64_t now_ns) noexcept = 0;
+  // Sends what posts queued since the last round (called from every progress, before its
+  // receive burst): an ACK in the burst then never finds its successors unsent, which loss
+  // detection would take for packets sent at post time and long overdue.
+  virtual void flush_posted() noexcept {}
   // The endpoint behind this receiver, if it is one (stats snapshots).
   virtual TransportEndpoint* endpoint() noexcept { return nullptr; }
   // Connection packets it dropped (malformed, stale, another connection's; under the lock).

@@ -439,6 +439,45 @@ TEST(Engine, ReceiverProbesASilentPeer) {
   EXPECT_EQ(t.b->stats().peers_dead, 1u);
 }
 
+// A round's reading may be older than a time stored during the round: here a held message is
+// delivered (drain_held) and its delivery answer queued, which reads the clock afresh and
+// restarts the peer's silence (heard_ns) after the round's reading. The liveness check must not
+// take 'reading - later time' for 584 years of silence and declare the peer dead.
+TEST(Engine, ATimeStoredDuringARoundIsNoSilence) {
+  EngineConfig cb;
+  cb.max_unexpected_bytes = 2048;  // room for the small message only
+  Pair t({}, {}, cb);
+  std::vector<uint8_t> small(800, 1), big(3000, 7), in_small(800), in_big(3000);
+  int ctx;
+  ASSERT_EQ(t.a->send(make_send(t.a_to_b, small.data(), small.size())), Status::Ok);
+  ASSERT_EQ(t.a->send(make_send(t.a_to_b, big.data(), big.size(), &ctx,
+                                kOpCompletion | kOpDeliveryComplete)),
+            Status::Ok);
+  t.a->progress();
+  // b gets the big message's segments first (held above the hole), then the small one, which
+  // takes the unexpected room: the big one stays held at rcv_nxt, waiting for a receive.
+  std::vector<PacketBuf> pkts;
+  PacketBuf bufs[32];
+  for (int i = 0; i < 1000 && pkts.size() < 4; ++i, t.clock.advance(1000))
+    for (uint16_t n = t.link.b().rx_burst(bufs, 32), k = 0; k < n; ++k) pkts.push_back(bufs[k]);
+  ASSERT_EQ(pkts.size(), 4u);
+  for (size_t k = 1; k < pkts.size(); ++k) t.b->on_packet(pkts[k]);
+  t.b->on_packet(pkts[0]);
+  ASSERT_GT(t.b->held_packets(), 0u);
+  ASSERT_EQ(t.b->recv(make_recv(in_small.data(), in_small.size())), Status::Ok);  // the small one
+  ASSERT_EQ(t.b->recv(make_recv(in_big.data(), in_big.size())), Status::Ok);      // waits
+  const uint64_t reading = t.clock.now_ns() + 1;  // the round's, taken before...
+  t.clock.advance(1'000'000);                     // ...the delivery answer's own reading
+  t.b->progress(reading);
+  EXPECT_EQ(t.b->held_packets(), 0u);  // delivered in this round, the answer queued
+  EXPECT_FALSE(t.b->peer_dead(t.b_to_a));
+  EXPECT_EQ(t.b->stats().peers_dead, 0u);
+  ASSERT_TRUE(t.run_until([&] { return t.sink_a.comps.size() == 2 && t.sink_b.comps.size() == 2; }));
+  for (const Completion& c : t.sink_a.comps) EXPECT_EQ(c.status, Status::Ok);
+  EXPECT_EQ(in_small, small);
+  EXPECT_EQ(in_big, big);
+}
+
 // Acceptance (issue 2, item 6): for each of 20 seeds, 2,000 messages log-uniform in 0..1 MiB
 // plus a few of 64 MiB arrive exactly once, in order and intact, under 5% drop, 2% duplicate
 // and 5% reorder.
