@@ -93,13 +93,11 @@ uint64_t Engine::liveness_deadline(const Peer& p) const noexcept {
 }
 
 void Engine::check_liveness(Peer& p, PeerId pid, uint64_t now) noexcept {
-  // A time stored after `now` was read (heard_ns set by a post meanwhile) is no silence.
-  const uint64_t silent = now > p.heard_ns ? now - p.heard_ns : 0;
-  if (waiting_on(p) && silent >= cfg_.peer_timeout_ns) {
+  if (waiting_on(p) && now - p.heard_ns >= cfg_.peer_timeout_ns) {
     declare_dead(p, pid);
     return;
   }
-  if (probe_due_to(p) && silent >= cfg_.peer_timeout_ns / 4) {
+  if (probe_due_to(p) && now - p.heard_ns >= cfg_.peer_timeout_ns / 4) {
     p.ack_now = true;
     if (!p.ack_pending) note_ack_pending(p);
     p.probe_ns = now;

@@ -175,12 +175,8 @@ bool Engine::try_bundle(Peer& p, SendMsg& m) noexcept {
   if (txq_slot_[txq_len_ - 1] != &t || !t.msg || t.offset || t.len != t.msg->len ||
       !bundleable(*t.msg))
     return false;
-  if (t.n_msgs >= wire::kMaxBundleMsgs) {
-    flush();  // full: as below
-    return false;
-  }
   const uint32_t before = txq_[txq_len_ - 1].len;
-  if (!append_message(txq_[txq_len_ - 1], m)) {
+  if (t.n_msgs >= wire::kMaxBundleMsgs || !append_message(txq_[txq_len_ - 1], m)) {
     // The tail is full: it goes now (the receiver starts on it while the next one fills)
     // rather than waiting for the next progress() or a burst of kTxBurst packets.
     flush();

@@ -106,9 +106,9 @@ void Engine::flush_after_post(uint32_t op_flags) noexcept {
 }
 
 // A sender holding many sends' completions and nothing more to send asks for its ACK at once
-// (ACK_REQ on the burst's last packet) rather than after the receiver's ACK delay: a window of small messages fits a few
-// packets, fewer than ack_coalesce_pkts, and each window would otherwise wait ack_delay_ns for
-// its completions. A request-response peer (a message or two in flight) keeps the piggyback.
+// (ACK_REQ on the newest queued data packet) rather than after the receiver's ACK delay: a
+// window of small messages fits a few packets, fewer than ack_coalesce_pkts, and each window
+// would otherwise wait ack_delay_ns for its completions. A request-response peer (a message or two in flight) keeps the piggyback.
 void Engine::request_ack() noexcept {
   const TxSlot* t = txq_slot_[txq_len_ - 1];  // the newest data packet, unsent, unsealed
   if (!t || txq_sealed_ >= txq_len_ || !t->msg) return;
@@ -125,7 +125,6 @@ void Engine::flush(bool restamp) noexcept {
   // Sealed here, as they leave: a queued packet may still take more messages (bundles).
   if (cfg_.checksum)
     for (uint16_t i = txq_sealed_; i < txq_len_; ++i) seal(txq_[i]);
-  txq_sealed_ = txq_len_;
   uint16_t n = io_.tx_burst(txq_, txq_len_);
   stats_.tx_pkts += n;
   if (restamp) {
