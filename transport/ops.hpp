@@ -29,9 +29,11 @@ constexpr uint32_t kOpPeek = 1u << 5;        // FI_PEEK: report a matching unexp
 constexpr uint32_t kOpClaim = 1u << 6;       // FI_CLAIM: with kOpPeek reserve it; alone take it
 constexpr uint32_t kOpDiscard = 1u << 7;     // FI_DISCARD: drop the peeked / claimed message
 
+// iov entries from iov_count on are unspecified (left uninitialised: zeroing the array was a
+// rep stos on every post).
 struct SendOp {
   PeerId peer = kNoPeer;
-  iovec iov[kMaxIov] = {};
+  iovec iov[kMaxIov];
   uint32_t iov_count = 0;
   uint64_t tag = 0;
   uint64_t cq_data = 0;
@@ -39,9 +41,9 @@ struct SendOp {
   void* context = nullptr;
 };
 
-struct RecvOp {
+struct RecvOp {  // iov as SendOp's
   PeerId peer = kAnyPeer;  // kAnyPeer: from anyone
-  iovec iov[kMaxIov] = {};
+  iovec iov[kMaxIov];
   uint32_t iov_count = 0;
   uint64_t tag = 0;
   uint64_t ignore = 0;     // tag bits that do not take part in matching

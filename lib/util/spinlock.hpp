@@ -1,5 +1,5 @@
 // Spinlock and MaybeLock: the lock policy picked at setup from the OFI threading level
-// (docs/threading.md).
+// (docs/threading.md), with an asymmetric side for rare library threads.
 // Spinlock: test-and-test-and-set with a bounded spin, then sched_yield (a syscall only when
 // contended past the spin). Threads spinning in lock() are counted, so that a holder doing a
 // long run of work (a progress round over a burst of packets) can let them in between two
@@ -24,24 +24,8 @@ class PF_CAPABILITY("spinlock") Spinlock {
   // machine (more threads than CPUs) gets to run instead of waiting out our timeslice.
   static constexpr int kSpins = 128;
   void lock() noexcept PF_ACQUIRE() {
-    if (!flag_.exchange(true, std::memory_order_acquire)) return;
-    spinners_.fetch_add(1, std::memory_order_relaxed);
-    bool spinning = true;
-    for (int i = 0;;) {
-      while (flag_.load(std::memory_order_relaxed)) {
-        if (++i < kSpins) {
-          __builtin_ia32_pause();
-          continue;
-        }
-        if (spinning) {  // from now on a holder's pass() does not wait for us
-          spinners_.fetch_sub(1, std::memory_order_relaxed);
-          spinning = false;
-        }
-        sched_yield();
-      }
-      if (!flag_.exchange(true, std::memory_order_acquire)) break;
-    }
-    if (spinning) spinners_.fetch_sub(1, std::memory_order_relaxed);
+    if (!flag_.exchange(true, std::memory_order_acquire)) [[likely]] return;
+    lock_contended();
   }
   bool try_lock() noexcept PF_TRY_ACQUIRE(true) {
     return !flag_.exchange(true, std::memory_order_acquire);
@@ -66,31 +50,121 @@ class PF_CAPABILITY("spinlock") Spinlock {
   }
 
  private:
+  void lock_contended() noexcept;  // lock() after a failed first try (spinlock.cpp)
+
   std::atomic<bool> flag_{false};
   std::atomic<uint32_t> spinners_{0};  // threads in lock()'s spinning phase
 };
 
+// MaybeLock: the lock of a domain or port, picked at setup from the threading level.
+// Application side (lock, try_lock, unlock, pass): the application's threads, and the
+// automatic-progress thread, which polls as often as they do.
+//   - enable(false) (the default): a no-op; the branch is perfectly predicted, so levels where
+//     the application promises single-threaded access pay one test per operation.
+//   - enable(true): a Spinlock serialises the application-side threads.
+// Remote side (lock_remote, try_lock_remote, unlock_remote): library threads that lock rarely,
+// and only when the application is idle or asks (the liveness assist, the stats socket).
+// enable_remote() at setup, before such a thread starts, turns on an asymmetric handshake
+// (Dekker's, with the fence of the application side moved to the remote side by
+// util::heavy_barrier, Linux membarrier(2)): the application side announces itself with a
+// plain store (busy_) and checks a flag (wants_) behind a compiler barrier; the remote side
+// raises wants_, runs the heavy barrier and waits until busy_ is down. So a single
+// application thread under FI_THREAD_DOMAIN pays two stores and a load per call, no atomic
+// read-modify-write, even with the liveness assist running; the remote side pays a system
+// call per acquisition. Where the kernel lacks membarrier (or in a ThreadSanitizer build,
+// which cannot see its ordering) enable_remote() turns the Spinlock on instead and the remote
+// side takes it.
+// enable(true) after enable_remote() is safe while remote threads run: it takes the remote
+// side to switch. It is also safe while one application-side thread is inside a call (a second
+// domain opened on a port another thread is using): lock() rechecks the switch after
+// announcing itself.
+// Thread-safety: as above; enable/enable_remote at setup. A remote holder must not call into
+// the application side (it would wait for itself), nor the reverse.
 class PF_CAPABILITY("lock") MaybeLock {
  public:
-  void enable(bool on) noexcept { enabled_.store(on, std::memory_order_relaxed); }
-  bool enabled() const noexcept { return enabled_.load(std::memory_order_relaxed); }
-  void lock() noexcept PF_ACQUIRE() PF_NO_THREAD_SAFETY_ANALYSIS {
-    if (enabled()) lock_.lock();
+  void enable(bool on) noexcept PF_NO_THREAD_SAFETY_ANALYSIS {
+    if (!on || !asym_ || threads_.load(std::memory_order_relaxed)) {
+      threads_.store(on, std::memory_order_release);
+      return;
+    }
+    lock_remote();  // no application-side holder now; new ones wait and then recheck
+    threads_.store(true, std::memory_order_release);
+    unlock_remote();
+  }
+  bool enabled() const noexcept { return threads_.load(std::memory_order_relaxed) || remote_; }
+  // Library threads will take the remote side (before they start). Idempotent.
+  void enable_remote() noexcept;
+
+  [[gnu::always_inline]] void lock() noexcept PF_ACQUIRE() PF_NO_THREAD_SAFETY_ANALYSIS {
+    if (!asym_) {
+      if (threads_.load(std::memory_order_relaxed)) lock_.lock();
+      return;
+    }
+    if (!threads_.load(std::memory_order_acquire) && announce(false)) [[likely]] return;
+    lock_asym();
   }
   bool try_lock() noexcept PF_TRY_ACQUIRE(true) PF_NO_THREAD_SAFETY_ANALYSIS {
-    return enabled() ? lock_.try_lock() : true;
+    if (!asym_) [[unlikely]]
+      return !threads_.load(std::memory_order_relaxed) || lock_.try_lock();
+    const bool t = threads_.load(std::memory_order_acquire);
+    if (t && !lock_.try_lock()) return false;
+    if (announce(t)) return true;
+    if (t) lock_.unlock();
+    return false;
   }
-  void unlock() noexcept PF_RELEASE() PF_NO_THREAD_SAFETY_ANALYSIS {
-    if (enabled()) lock_.unlock();
+  [[gnu::always_inline]] void unlock() noexcept PF_RELEASE() PF_NO_THREAD_SAFETY_ANALYSIS {
+    if (asym_) busy_.store(false, std::memory_order_release);
+    if (threads_.load(std::memory_order_relaxed)) lock_.unlock();
   }
-  bool has_waiters() const noexcept { return enabled() && lock_.has_waiters(); }
+  // True while another thread waits for the lock (a relaxed load: a hint).
+  bool has_waiters() const noexcept {
+    return (threads_.load(std::memory_order_relaxed) && lock_.has_waiters()) ||
+           (asym_ && wants_.load(std::memory_order_relaxed));
+  }
+  // The holder, at a point where the guarded state is consistent, lets a waiting thread in
+  // (util::Spinlock::pass; a remote waiter gets the lock until it lets go). A remote holder
+  // lets nobody in.
   void pass() noexcept PF_REQUIRES(this) PF_NO_THREAD_SAFETY_ANALYSIS {
-    if (enabled()) lock_.pass();
+    if (remote_held_) return;
+    if (asym_ && wants_.load(std::memory_order_relaxed)) {
+      unlock();
+      lock();
+      return;
+    }
+    if (threads_.load(std::memory_order_relaxed)) lock_.pass();
   }
 
+  // The remote side. Without enable_remote() it is the application side's Spinlock (a no-op
+  // while that is off, as before: such a lock has no library threads).
+  void lock_remote() noexcept PF_ACQUIRE() PF_NO_THREAD_SAFETY_ANALYSIS;
+  // Never waits for an application-side holder: false if one is inside (the assist backs off:
+  // the application is making progress).
+  bool try_lock_remote() noexcept PF_TRY_ACQUIRE(true) PF_NO_THREAD_SAFETY_ANALYSIS;
+  void unlock_remote() noexcept PF_RELEASE() PF_NO_THREAD_SAFETY_ANALYSIS;
+
  private:
-  Spinlock lock_;
-  std::atomic<bool> enabled_{false};
+  // The application side's handshake: announce, then look for a remote holder or waiter (and
+  // for a switch to the Spinlock made since t was read). True: held.
+  bool announce(bool t) noexcept {
+    busy_.store(true, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // the remote side's heavy barrier pairs
+    if (!wants_.load(std::memory_order_acquire) &&
+        threads_.load(std::memory_order_relaxed) == t) [[likely]]
+      return true;
+    busy_.store(false, std::memory_order_release);
+    return false;
+  }
+  void wait_remote() noexcept;  // until no remote thread holds or wants the lock
+  void lock_asym() noexcept;    // lock() with the Spinlock on, or after meeting a remote thread
+
+  Spinlock lock_;                     // the application side's, when threads_
+  std::atomic<bool> threads_{false};  // application-side threads may race
+  bool remote_ = false;               // enable_remote() was called
+  bool asym_ = false;                 // ... and the handshake runs (membarrier available)
+  bool remote_held_ = false;          // a remote thread holds it (read by the holder only)
+  std::atomic<bool> busy_{false};     // an application-side thread holds it (asym_)
+  std::atomic<bool> wants_{false};    // a remote thread holds or wants it (asym_)
+  Spinlock remote_mu_;                // serialises the remote threads (asym_)
 };
 
 template <class L>
@@ -103,6 +177,18 @@ class PF_SCOPED_CAPABILITY Guard {
 
  private:
   L& l_;
+};
+
+// Holds a MaybeLock's remote side for a scope (a library thread).
+class PF_SCOPED_CAPABILITY RemoteGuard {
+ public:
+  explicit RemoteGuard(MaybeLock& l) noexcept PF_ACQUIRE(l) : l_(l) { l_.lock_remote(); }
+  ~RemoteGuard() PF_RELEASE() { l_.unlock_remote(); }
+  RemoteGuard(const RemoteGuard&) = delete;
+  RemoteGuard& operator=(const RemoteGuard&) = delete;
+
+ private:
+  MaybeLock& l_;
 };
 
 }  // namespace pollfab::util

@@ -87,7 +87,7 @@ void TransportDomain::snapshot(stats::DomainSnapshot& out) {
   out.assist_runs = link_->assist_runs();
   size_t n_eps;
   {
-    util::Guard<util::MaybeLock> g(link_->lock());
+    util::RemoteGuard g(link_->lock());  // the stats socket's thread
     out.io_count = link_->io_counters(out.io, stats::kMaxIoCounters);
     out.dropped_unknown_ep = link_->dropped_unknown_ep();
     out.cm_dropped = link_->cm_dropped();
@@ -102,7 +102,7 @@ void TransportDomain::snapshot(stats::DomainSnapshot& out) {
   for (size_t id = 1;;) {
     stats::EndpointSnapshot e;
     e.peers.reserve(want);
-    util::Guard<util::MaybeLock> g(link_->lock());
+    util::RemoteGuard g(link_->lock());  // the stats socket's thread
     if (id >= link_->receiver_slots()) break;
     Receiver* r = link_->receiver(static_cast<uint16_t>(id));
     TransportEndpoint* ep = r ? r->endpoint() : nullptr;

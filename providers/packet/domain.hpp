@@ -9,8 +9,8 @@
 // timers and transmit queue. The link's liveness assist thread runs it when the application
 // has not called in for an interval (transport.assist_interval_us).
 // Thread-safety: progress and data calls are serialised by the link's lock, which is this
-// domain's lock() (always on, since the assist thread may run progress; uncontended it costs
-// one atomic exchange per call).
+// domain's lock() (its application side; the assist thread and the stats socket take the
+// remote side: providers/packet/link.hpp, docs/threading.md).
 // Observability (providers/packet/stats.hpp): the domain is a core::stats::Source; snapshot()
 // copies the counters under the same lock, one endpoint at a time, for the stats socket.
 #pragma once

@@ -56,8 +56,9 @@ std::shared_ptr<Link> Link::create(const std::string& key, std::unique_ptr<trans
   l->io_inner_ = std::move(io);
   l->io_ = l->io_inner_.get();
   // A library thread that reaches the port (the liveness assist runs progress; the stats
-  // socket's thread reads counters) needs the lock whatever the threading level.
-  if (cfg.transport.assist_interval_us || cfg.stats.socket) l->lock_.enable(true);
+  // socket's thread reads counters) needs the lock whatever the threading level: its remote
+  // side, which costs the application's calls no atomic instruction (util::MaybeLock).
+  if (cfg.transport.assist_interval_us || cfg.stats.socket) l->lock_.enable_remote();
   l->select_clock(cfg.transport.clock);
   const config::FaultConfig& f = cfg.fault;
   transport::FaultIoConfig fc;
@@ -81,9 +82,9 @@ std::shared_ptr<Link> Link::create(const std::string& key, std::unique_ptr<trans
     l->assist_.start_assist("pollfab-assist",
                             std::chrono::microseconds(cfg.transport.assist_interval_us),
                             [self]() PF_NO_THREAD_SAFETY_ANALYSIS {  // a try-lock in a lambda
-                              if (!self->lock_.try_lock()) return false;
+                              if (!self->lock_.try_lock_remote()) return false;
                               self->progress_locked();
-                              self->lock_.unlock();
+                              self->lock_.unlock_remote();
                               return true;
                             });
   }

@@ -17,9 +17,10 @@
 // before loss timers).
 // Thread-safety: find/create/~Link are MT-safe (the registry's mutex); everything else runs
 // under lock() (progress takes it; callers of the *_locked members and of io() hold it).
-// The lock is on (docs/threading.md) unless one FI_THREAD_DOMAIN domain under manual progress
-// is the port's only user and no library thread reaches it (transport.assist_interval_us = 0,
-// stats.socket = false): add_user, enable_auto. A progress round lets waiting threads in
+// The liveness assist and the stats socket take the lock's remote side (util::MaybeLock: an
+// asymmetric handshake that costs the application's calls no atomic instruction); its Spinlock
+// is on (docs/threading.md) unless one FI_THREAD_DOMAIN domain under manual progress is the
+// port's only user: add_user, enable_auto. A progress round lets waiting threads in
 // between packets (util::Spinlock::pass), so a post waits for one packet, not a burst.
 #pragma once
 #include <memory>

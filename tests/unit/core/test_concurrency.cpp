@@ -4,6 +4,10 @@
 //   Cq: a producer (the provider's progress, serialized) and a consumer (an application thread
 //     at FI_THREAD_DOMAIN/COMPLETION/ENDPOINT, no lock) with the overflow list in play.
 //   Spinlock::pass: a holder lets a thread waiting in lock() through before it goes on.
+//   MaybeLock's remote side: library threads (lock_remote, try_lock_remote) exclude the
+//     application side's holders, with the asymmetric handshake (membarrier) or, where that is
+//     missing (a ThreadSanitizer build), the Spinlock; the switch to the Spinlock while a
+//     remote thread and an application thread run.
 #include <gtest/gtest.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
@@ -180,6 +184,117 @@ TEST(MaybeLock, OffIsFreeOnIsALock) {
   on.unlock();
   EXPECT_TRUE(on.try_lock());
   on.unlock();
+}
+
+// Holders of a MaybeLock, application side and remote side, each checking it is alone inside.
+struct Exclusion {
+  util::MaybeLock lock;
+  std::atomic<int> inside{0};
+  std::atomic<int> overlaps{0};
+  long count = 0;  // plain: guarded by the lock
+  std::atomic<long> calls{0};
+  void critical() {
+    calls.fetch_add(1, std::memory_order_relaxed);
+    if (inside.fetch_add(1, std::memory_order_relaxed) != 0) overlaps.fetch_add(1);
+    for (int i = 0; i < 20; ++i) ++count;
+    inside.fetch_sub(1, std::memory_order_relaxed);
+  }
+};
+
+TEST(MaybeLock, TheRemoteSideExcludesTheApplicationSide) {
+  Exclusion x;
+  x.lock.enable_remote();
+  constexpr int kApp = 400000, kRemote = 2000;
+  std::atomic<bool> app_done{false};
+  std::atomic<int> remote_held{0};
+  std::thread app([&] {
+    for (int i = 0; i < kApp; ++i) {
+      x.lock.lock();
+      x.critical();
+      if (i % 64 == 0) x.lock.pass();  // a progress round lets waiters in between packets
+      x.lock.unlock();
+    }
+    app_done = true;
+  });
+  std::thread remote([&] {
+    for (int i = 0; i < kRemote; ++i) {
+      if (i % 2) {
+        x.lock.lock_remote();
+      } else if (!x.lock.try_lock_remote()) {
+        continue;
+      }
+      x.critical();
+      x.lock.pass();  // a remote holder lets nobody in
+      x.critical();
+      x.lock.unlock_remote();
+      remote_held.fetch_add(1);
+    }
+  });
+  app.join();
+  remote.join();
+  EXPECT_TRUE(app_done);
+  EXPECT_EQ(x.overlaps.load(), 0);
+  EXPECT_GE(remote_held.load(), kRemote / 2);  // every lock_remote got in
+  EXPECT_EQ(x.count, 20L * (kApp + 2L * remote_held.load()));
+  EXPECT_EQ(x.count, 20 * x.calls.load());
+}
+
+TEST(MaybeLock, TryLockRemoteBacksOffWhileTheApplicationHoldsIt) {
+  util::MaybeLock lock;
+  lock.enable_remote();
+  lock.lock();
+  bool got = true;
+  std::thread([&] { got = lock.try_lock_remote(); }).join();
+  EXPECT_FALSE(got);
+  lock.unlock();
+  std::thread([&] { got = lock.try_lock_remote(); }).join();
+  ASSERT_TRUE(got);
+  bool app_got = true;
+  std::thread([&] { app_got = lock.try_lock(); }).join();
+  EXPECT_FALSE(app_got);  // a remote thread holds it
+  lock.unlock_remote();
+  EXPECT_TRUE(lock.try_lock());
+  lock.unlock();
+}
+
+// enable(true) while an application thread and a remote thread run (a second domain opened on
+// a port in use): from then on the two application threads exclude each other too.
+TEST(MaybeLock, TurningTheSpinlockOnWhileThreadsRunKeepsExclusion) {
+  Exclusion x;
+  x.lock.enable_remote();
+  std::atomic<bool> stop{false};
+  std::atomic<long> first_rounds{0};
+  std::thread first([&] {
+    while (!stop) {
+      x.lock.lock();
+      x.critical();
+      x.lock.unlock();
+      first_rounds.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  std::thread remote([&] {
+    while (!stop) {
+      x.lock.lock_remote();
+      x.critical();
+      x.lock.unlock_remote();
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  });
+  while (first_rounds.load() < 1000) std::this_thread::yield();
+  x.lock.enable(true);
+  std::thread second([&] {
+    for (int i = 0; i < 200000; ++i) {
+      x.lock.lock();
+      x.critical();
+      x.lock.unlock();
+    }
+  });
+  second.join();
+  stop = true;
+  first.join();
+  remote.join();
+  EXPECT_EQ(x.overlaps.load(), 0);
+  EXPECT_EQ(x.count, 20 * x.calls.load());  // no increment lost to a race
 }
 
 }  // namespace
