@@ -431,8 +431,10 @@ class Engine {
   bool enqueue_tx(PacketBuf& pkt) noexcept;
   // Hands the queued packets to the link. Data segments that waited in the queue since their
   // post get their send time restamped (one clock reading), so a wait for the next progress()
-  // never counts as network RTT (RTT samples, RACK, the congestion controller).
+  // never counts as network RTT (RTT samples, RACK, the congestion controller); when the
+  // oldest packet in flight is among them, its timers restart from that reading.
   void flush(bool restamp = true) noexcept;
+  void restart_timers(Peer& p, uint64_t now) noexcept;  // RTO and probe for snd_una from now
   // Sets ACK_REQ on the newest queued data packet when its peer holds many unacknowledged sends.
   void request_ack() noexcept;
   // After a post: flush unless kOpMore, if it is the first post since progress() or kTxBurst

@@ -49,7 +49,11 @@ Status Engine::send(const SendOp& op) noexcept {
 }
 
 void Engine::queue_msg(Peer& p, SendMsg* m) noexcept {
-  const uint64_t now = advance_now(clock_.now_ns());
+  // The clock is read when this post's packet leaves at once (the first post since a progress
+  // round flushes eagerly, stamped by this reading) or the peer was idle (a new wait starts
+  // now). A post that only queues behind others uses the latest reading: its packet is
+  // stamped when it leaves, and the timers it starts then (flush, restart_timers).
+  const uint64_t now = tx_eager_ || !p.sq_head ? advance_now(clock_.now_ns()) : now_;
   if (!p.sq_head) p.heard_ns = std::max(p.heard_ns, now);  // a new wait starts now
   m->next = nullptr;
   if (p.sq_tail) p.sq_tail->next = m; else p.sq_head = m;
@@ -136,8 +140,10 @@ void Engine::pump(Peer& p, uint64_t now) noexcept {
     }
     if (!p.rto_deadline_ns) p.rto_deadline_ns = now + p.rtt.rto_ns;
   }
-  // Window closed with nothing in flight: the RTO timer doubles as the persist timer.
-  if (p.sq_next && !p.inflight() && !p.rto_deadline_ns) p.rto_deadline_ns = now + p.rtt.rto_ns;
+  // Window closed with nothing in flight: the RTO timer doubles as the persist timer (nothing
+  // leaves to restart it: a clock reading of its own).
+  if (p.sq_next && !p.inflight() && !p.rto_deadline_ns)
+    p.rto_deadline_ns = advance_now(clock_.now_ns()) + p.rtt.rto_ns;
   // New data into an idle window: nothing is in flight to bring an ACK that would run loss
   // detection, so the tail probe is armed here (RFC 8985 7.2), not left to the RTO. A lost
   // single-packet message (an inject, a 0-byte reply) otherwise waited rto_min.

@@ -119,6 +119,15 @@ void Engine::request_ack() noexcept {
   util::store_be16(hdr + 4, util::load_be16(hdr + 4) | wire::kAckReq);
 }
 
+// The oldest packet in flight leaves for the first time only now (it waited in the queue): the
+// RTO and the probe timer, armed when it was queued, time it from now (RFC 6298 5.1: the
+// timer starts when the packet is sent).
+void Engine::restart_timers(Peer& p, uint64_t now) noexcept {
+  p.rto_deadline_ns = now + p.rtt.rto_ns;
+  p.loss_deadline_ns = 0;
+  arm_probe(p);
+}
+
 void Engine::flush(bool restamp) noexcept {
   if (!txq_len_) return;
   request_ack();
@@ -130,9 +139,13 @@ void Engine::flush(bool restamp) noexcept {
   if (restamp) {
     uint64_t now = 0;
     for (uint16_t i = 0; i < n; ++i) {
-      if (!txq_slot_[i]) continue;
+      TxSlot* t = txq_slot_[i];
+      if (!t) continue;
       if (!now) now = advance_now(clock_.now_ns());
-      txq_slot_[i]->sent_ns = now;
+      t->sent_ns = now;
+      if (t->tx_count != 1 || !t->msg) continue;
+      Peer& p = P(t->msg->op.peer);
+      if (t == &p.slot(p.snd_una)) restart_timers(p, now);
     }
   }
   if (n < txq_len_) {

@@ -91,5 +91,21 @@ TEST_F(Batching, FiMoreQueuesEvenTheFirstPost) {
   EXPECT_EQ(in[0], 'm');
 }
 
+// A packet that waits in the queue (FI_MORE, then no progress for five RTOs) is timed from
+// when it leaves, not from its post: the round that sends it does not also resend it.
+TEST_F(Batching, AQueuedPacketIsTimedFromWhenItLeaves) {
+  char in[8] = {}, out[8] = "q";
+  ASSERT_EQ(b.recv(make_recv(in, sizeof in, in)), Status::Ok);
+  ASSERT_EQ(a.send(make_send(to_b, out, 8, out, kOpCompletion | kOpMore)), Status::Ok);
+  clock.advance(5 * EngineConfig{}.rto_initial_ns);
+  a.progress();
+  EXPECT_EQ(counter.bursts, 1u);
+  EXPECT_EQ(a.stats().rto_events, 0u);
+  EXPECT_EQ(a.stats().retx_pkts, 0u) << "resent in the round that first sent it";
+  ASSERT_TRUE(run_until([&] { return sink_a.comps.size() == 1 && sink_b.comps.size() == 1; }));
+  EXPECT_EQ(a.stats().retx_pkts, 0u);
+  EXPECT_EQ(in[0], 'q');
+}
+
 }  // namespace
 }  // namespace pollfab::transport::test
