@@ -37,7 +37,7 @@ struct Engine::SendMsg {
   // it but without clearing what an App message never reads (ext: RMA types only) and op
   // (overwritten): the post's fast path.
   void start_app(const SendOp& o, uint64_t bytes) noexcept {
-    op = o;
+    copy_op(op, o);
     type = wire::Type::Data;
     origin = Origin::App;
     rma_slot = 0;

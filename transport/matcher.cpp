@@ -34,7 +34,7 @@ RecvEntry* Matcher::new_recv(const RecvOp& op) noexcept {
   if (!r) return nullptr;
   // Field by field, as new_recv() would leave them: the post's fast path (a whole-entry clear
   // then a copy of op wrote the entry twice).
-  r->op = op;
+  copy_op(r->op, op);
   r->cap = iov_bytes(op.iov, op.iov_count);
   r->received = 0;
   r->parent = nullptr;

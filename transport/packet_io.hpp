@@ -69,6 +69,22 @@ struct PacketBuf {
   PinId pin = kNoPin;           // the pin ext was attached under
 };
 
+// A field-by-field copy of a packet buffer (see copy_op in transport/ops.hpp: an aggregate
+// copy of one just written field by field stalls on store-to-load forwarding).
+inline void copy_pkt(PacketBuf& d, const PacketBuf& s) noexcept {
+  d.data = s.data;
+  d.len = s.len;
+  d.cap = s.cap;
+  d.handle = s.handle;
+  d.route = s.route;
+  d.src = s.src;
+  d.ext = s.ext;
+  d.ext_len = s.ext_len;
+  d.pin = s.pin;
+}
+static_assert(sizeof(PacketBuf) == 8 + 4 + 4 + 8 + 8 + sizeof(HostAddr) + 8 + 4 + sizeof(PinId),
+              "PacketBuf changed: copy_pkt copies it field by field");
+
 class PacketIo {
  public:
   virtual ~PacketIo() = default;

@@ -91,7 +91,7 @@ bool Engine::enqueue_tx(PacketBuf& pkt) noexcept {
     if (txq_len_ == kTxQueue) return false;
   }
   txq_slot_[txq_len_] = nullptr;
-  txq_[txq_len_++] = pkt;
+  copy_pkt(txq_[txq_len_++], pkt);
   return true;
 }
 

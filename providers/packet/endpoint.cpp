@@ -244,7 +244,7 @@ ssize_t TransportEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tag
   transport::SendOp op;
   op.peer = resolve(a.addr);
   if (op.peer == transport::kNoPeer) return no_peer_error();
-  for (size_t i = 0; i < a.count; ++i) op.iov[i] = a.iov[i];
+  transport::copy_iov(op.iov, a.iov, a.count);
   op.iov_count = static_cast<uint32_t>(a.count);
   op.tag = tagged ? a.tag : 0;
   op.cq_data = a.data;

@@ -18,7 +18,7 @@ inline int make_recv_op(const core::MsgArgs& a, uint64_t flags, bool tagged, boo
   if (a.count > transport::kMaxIov || (a.count && !a.iov)) return -FI_EINVAL;
   if ((flags & FI_MULTI_RECV) && (flags & (FI_PEEK | FI_CLAIM))) return -FI_EINVAL;
   if ((flags & FI_DISCARD) && !(flags & (FI_PEEK | FI_CLAIM))) return -FI_EINVAL;
-  for (size_t i = 0; i < a.count; ++i) op.iov[i] = a.iov[i];
+  transport::copy_iov(op.iov, a.iov, a.count);
   op.iov_count = static_cast<uint32_t>(a.count);
   op.tag = a.tag;
   op.ignore = a.ignore;
