@@ -83,9 +83,20 @@ bool Cq::has_entries() noexcept {
 
 void Cq::push(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t data,
               uint64_t tag, fi_addr_t src) noexcept {
-  const Entry e{op_context, flags, len, buf, data, tag, src};
-  // Entries go to the overflow list while it holds any (order: the ring's are older).
-  if (overflow_n_.load(std::memory_order_acquire) || !ring_.push(e)) {
+  // Entries go to the overflow list while it holds any (order: the ring's are older). Written
+  // in place, field by field.
+  Entry* s = overflow_n_.load(std::memory_order_acquire) ? nullptr : ring_.claim();
+  if (s) [[likely]] {
+    s->op_context = op_context;
+    s->flags = flags;
+    s->len = len;
+    s->buf = buf;
+    s->data = data;
+    s->tag = tag;
+    s->src = src;
+    ring_.commit();
+  } else {
+    const Entry e{op_context, flags, len, buf, data, tag, src};
     util::Guard<util::Spinlock> g(cold_lock_);
     if (!append_cold(overflow_, e, overflow_n_)) return;
   }
@@ -170,10 +181,16 @@ ssize_t Cq::read(void* buf, size_t count, fi_addr_t* src_addr) noexcept {
   size_t n = 0;
   auto* out = static_cast<uint8_t*>(buf);
   Entry e;
-  while (n < count && pop_entry(e)) {
+  for (; n < count; ++n) {
+    if (const Entry* r = ring_.front()) [[likely]] {  // straight from the ring, no copy
+      write_entry(out + n * entry_size_, *r);
+      if (src_addr) src_addr[n] = r->src;
+      ring_.pop();
+      continue;
+    }
+    if (!pop_entry(e)) break;
     write_entry(out + n * entry_size_, e);
     if (src_addr) src_addr[n] = e.src;
-    ++n;
   }
   return n ? static_cast<ssize_t>(n) : -FI_EAGAIN;
 }

@@ -49,6 +49,21 @@ class SpscRing {
     prod_.tail.store(t + 1, std::memory_order_release);
     return true;
   }
+  // Producer, in place: the slot the next push would fill (null when full), written by the
+  // caller field by field and published by commit() (no copy of an element built on the
+  // caller's stack: see transport/ops.hpp copy_op on store-to-load forwarding).
+  T* claim() noexcept {
+    const uint32_t t = prod_.tail.load(std::memory_order_relaxed);
+    if (t - prod_.head_seen == cap_) {
+      prod_.head_seen = cons_.head.load(std::memory_order_acquire);
+      if (t - prod_.head_seen == cap_) return nullptr;
+    }
+    return &slots_[t & mask_];
+  }
+  // Producer: publishes the slot claim() returned (requires one).
+  void commit() noexcept {
+    prod_.tail.store(prod_.tail.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
 
   // Consumer: the oldest element, or null when empty. Valid until pop().
   T* front() noexcept {
