@@ -93,7 +93,10 @@ RecvEntry* Matcher::match_posted(PeerId pid, bool tagged, uint64_t tag, uint64_t
     if (r->op.flags & kOpMultiRecv) return lend(r, msg_len);
     // The next message most likely matches the new head, posted long ago (a receiver keeps
     // many posted: out of L1 by now): its entry is fetched while this one is placed.
-    if (r == list.front() && r->next) __builtin_prefetch(r->next);
+    if (r == list.front() && r->next) {
+      __builtin_prefetch(r->next);
+      __builtin_prefetch(reinterpret_cast<const char*>(r->next) + 64);  // op.flags, tag, context
+    }
     list.erase(r);
     return r;
   }

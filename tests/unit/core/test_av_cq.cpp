@@ -145,6 +145,35 @@ TEST(Cq, FormatsAndSourceAddresses) {
   EXPECT_GT(prog.calls, 0);  // manual progress: reads drive the domain
 }
 
+// A read that the queued completions can fill is served from them without progress; progress
+// runs when they cannot (or for a read of 0 entries, the idiom for a progress call). A reader
+// taking fewer completions per call than a round delivers would otherwise fall ever further
+// behind (its posted receives run out: the unexpected path).
+TEST(Cq, QueuedCompletionsAreServedBeforeProgressPullsMore) {
+  Owner owner;
+  CountingProgress prog;
+  fi_cq_attr attr{};
+  attr.format = FI_CQ_FORMAT_CONTEXT;
+  attr.size = 8;
+  auto* cq = new Cq(&owner, &prog, attr, FI_VERSION(1, 17), false, nullptr);
+  for (uintptr_t i = 1; i <= 4; ++i)
+    cq->push(reinterpret_cast<void*>(i), FI_RECV, 0, nullptr, 0, 0, FI_ADDR_NOTAVAIL);
+  fi_cq_entry e[4];
+  ASSERT_EQ(fi_cq_read(cq->fid(), e, 2), 2);
+  EXPECT_EQ(prog.calls, 0);
+  ASSERT_EQ(fi_cq_read(cq->fid(), e, 2), 2);
+  EXPECT_EQ(e[1].op_context, reinterpret_cast<void*>(4));
+  EXPECT_EQ(prog.calls, 0);
+  EXPECT_EQ(fi_cq_read(cq->fid(), e, 2), -FI_EAGAIN);
+  EXPECT_EQ(prog.calls, 1);  // nothing queued: progress
+  cq->push(reinterpret_cast<void*>(5), FI_RECV, 0, nullptr, 0, 0, FI_ADDR_NOTAVAIL);
+  ASSERT_EQ(fi_cq_read(cq->fid(), e, 4), 1);
+  EXPECT_EQ(prog.calls, 2);  // fewer queued than asked for: progress first
+  EXPECT_EQ(fi_cq_read(cq->fid(), nullptr, 0), -FI_EAGAIN);
+  EXPECT_EQ(prog.calls, 3);  // a read of 0 entries is a progress call
+  EXPECT_EQ(fi_close(&cq->fid()->fid), 0);
+}
+
 TEST(Cq, OverflowKeepsOrderAndErrorsComeFirst) {
   Owner owner;
   fi_cq_attr attr{};
