@@ -51,10 +51,16 @@ void Waiter::wake() noexcept {
 void Waiter::drain() noexcept {
   if (efd_ < 0 || !signaled_.load(std::memory_order_acquire)) return;
   if (closing_.load(std::memory_order_acquire)) return;  // stays readable for the others
-  signaled_.store(false, std::memory_order_release);
+  // Read, then clear: a wake() between the two sees the flag still set and writes nothing,
+  // and what it announced is already visible to the caller's next ready() check. Cleared
+  // first, a wake() in between wrote a count this read then swallowed, leaving the flag set
+  // with the descriptor empty: every later wake() wrote nothing, and a sleeper with no timer
+  // (the automatic-progress thread) slept through ProgressThread::stop forever (a test run
+  // hung in ~Link joining it).
   uint64_t v;
   ssize_t r = read(efd_, &v, sizeof v);
   (void)r;
+  signaled_.store(false, std::memory_order_release);
 }
 
 void Waiter::arm_app() noexcept {

@@ -186,7 +186,7 @@ bool TransportEndpoint::refresh_av_cache() noexcept {
   return true;
 }
 
-PeerId TransportEndpoint::resolve(fi_addr_t addr) noexcept {
+PeerId TransportEndpoint::resolve_slow(fi_addr_t addr) noexcept {
   if (cm_) return peer_gone_ ? transport::kNoPeer : conn_peer_;  // FI_EP_MSG: the connection
   if (!av_) return transport::kNoPeer;
   refresh_av_cache();
@@ -228,14 +228,6 @@ static_assert(core::MsgEndpoint<TransportEndpoint>);
 static_assert(core::RmaEndpoint<TransportEndpoint>);
 static_assert(core::AtomicEndpoint<TransportEndpoint>);
 
-uint32_t TransportEndpoint::tx_flags(uint64_t flags, bool inject_call) const noexcept {
-  return ((flags & FI_INJECT) ? transport::kOpInject : 0) |
-         ((flags & FI_MORE) ? transport::kOpMore : 0) |
-         ((flags & FI_REMOTE_CQ_DATA) ? transport::kOpCqData : 0) |
-         ((flags & FI_DELIVERY_COMPLETE) ? transport::kOpDeliveryComplete : 0) |
-         ((!inject_call && (!tx_selective_ || (flags & FI_COMPLETION))) ? transport::kOpCompletion : 0);
-}
-
 ssize_t TransportEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tagged,
                                 bool inject_call) noexcept {
   if (!enabled_) return -FI_EOPBADSTATE;
@@ -252,7 +244,7 @@ ssize_t TransportEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tag
   op.flags = (tagged ? transport::kOpTagged : 0) | tx_flags(flags, inject_call);
   const Status st = engine_->send(op);
   tdom_->link().posted(st);  // an automatic-progress thread asleep learns of the new timers
-  return -core::fi_errno_of(st);
+  return st == Status::Ok ? 0 : -core::fi_errno_of(st);
 }
 
 ssize_t TransportEndpoint::recv(const core::MsgArgs& a, uint64_t flags, bool tagged) noexcept {
@@ -270,7 +262,7 @@ ssize_t TransportEndpoint::recv(const core::MsgArgs& a, uint64_t flags, bool tag
   }
   const Status st = engine_->recv(op);
   tdom_->link().posted(st);
-  return -core::fi_errno_of(st);
+  return st == Status::Ok ? 0 : -core::fi_errno_of(st);
 }
 
 ssize_t TransportEndpoint::cancel(void* context) noexcept {
@@ -307,7 +299,8 @@ void TransportEndpoint::on_completion(const Completion& c) noexcept {
   if (c.flags & transport::kCompMultiRecv) fl |= FI_MULTI_RECV;
   const uint64_t tag = (c.flags & transport::kCompTagged) ? c.tag : 0;
   if (ok) {
-    const fi_addr_t src = send ? FI_ADDR_NOTAVAIL : source_of(c);
+    // fi_cq(3) fi_cq_readfrom: the source only with FI_SOURCE, else FI_ADDR_NOTAVAIL.
+    const fi_addr_t src = send || !(caps_ & FI_SOURCE) ? FI_ADDR_NOTAVAIL : source_of(c);
     if (src == FI_ADDR_NOTAVAIL && !send && (caps_ & FI_SOURCE_ERR) && c.peer != transport::kNoPeer) {
       // FI_SOURCE_ERR (fi_cq(3)): a sender the AV does not know is an FI_EADDRNOTAVAIL error
       // entry whose err_data is its address in this endpoint's format (for fi_av_insert).

@@ -119,7 +119,14 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   void on_cm_packet(transport::PacketBuf& pkt) noexcept;
   // The error for a data call without a peer: -FI_ENOTCONN (MSG) or -FI_EINVAL (bad fi_addr).
   int no_peer_error() const noexcept { return cm_ ? -FI_ENOTCONN : -FI_EINVAL; }
-  transport::PeerId resolve(fi_addr_t addr) noexcept;
+  // fi_addr -> peer: the cached mapping inline (every data call), the rest out of line.
+  transport::PeerId resolve(fi_addr_t addr) noexcept {
+    if (!cm_ && av_ && addr < peer_cache_.size() && peer_cache_[addr] != transport::kNoPeer &&
+        av_->generation() == av_generation_) [[likely]]
+      return peer_cache_[addr];
+    return resolve_slow(addr);
+  }
+  transport::PeerId resolve_slow(fi_addr_t addr) noexcept;
   // Drops cached fi_addr mappings after an AV change; true if it did.
   bool refresh_av_cache() noexcept;
   // Close-time linger (transport.linger_ms): flush ACKs, answer retransmissions until quiet.
@@ -132,7 +139,14 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   // FI_* operation flags -> transport kOp* flags of a send or RMA/atomic post (inject_call: an
   // fi_inject* call, which never asks for a completion). RMA and atomics always complete at
   // delivery, so kOpDeliveryComplete only changes sends.
-  uint32_t tx_flags(uint64_t flags, bool inject_call) const noexcept;
+  uint32_t tx_flags(uint64_t flags, bool inject_call) const noexcept {
+    return ((flags & FI_INJECT) ? transport::kOpInject : 0) |
+           ((flags & FI_MORE) ? transport::kOpMore : 0) |
+           ((flags & FI_REMOTE_CQ_DATA) ? transport::kOpCqData : 0) |
+           ((flags & FI_DELIVERY_COMPLETE) ? transport::kOpDeliveryComplete : 0) |
+           ((!inject_call && (!tx_selective_ || (flags & FI_COMPLETION))) ? transport::kOpCompletion
+                                                                          : 0);
+  }
   ssize_t post_rma(transport::RmaOp& op, fi_addr_t addr) noexcept;
   ssize_t rma_common(const fi_msg_rma& m, uint64_t flags, bool inject_call,
                      transport::RmaKind kind) noexcept;

@@ -1,6 +1,7 @@
 // core::Waiter (lib/core/waiter.hpp) alone: the re-check after arming returns what it found,
 // notify() wakes a sleeper, a deadline ends the wait, close() cancels a blocked caller, and
-// FI_GETWAIT's descriptor polls readable once an armed application is notified.
+// FI_GETWAIT's descriptor polls readable once an armed application is notified, and no
+// notify() is lost to one that lands while the sleeper drains the previous one.
 #include <gtest/gtest.h>
 #include <poll.h>
 
@@ -37,6 +38,36 @@ TEST(Waiter, NotifyWakesASleeperAndDeadlinesEndTheWait) {
   EXPECT_LT(util::monotonic_ns() - t0, 2'000'000'000ull);
   t.join();
   EXPECT_EQ(w.block(nullptr, in_ms(30), [] { return false; }), -FI_EAGAIN);
+}
+
+// A notifier that keeps notifying while the sleeper wakes and drains: every round's last
+// notify() must still wake it. (drain() once cleared its flag before reading the descriptor: a
+// notify() in between left the flag set and the descriptor empty, and every later notify()
+// was swallowed; the automatic-progress thread then slept through its stop.)
+TEST(Waiter, NoNotifyIsLostWhileTheSleeperDrains) {
+  Waiter w(FI_WAIT_FD);
+  std::atomic<int> done{0}, seen{0};
+  std::atomic<bool> failed{false};
+  constexpr int kRounds = 3000;
+  std::thread sleeper([&] {
+    for (int r = 1; r <= kRounds && !failed; ++r) {
+      // Only the deadline (a liveness bound, not a timing: a wake takes microseconds) ends a
+      // wait whose notify() was lost; the wait then returns at or after it.
+      const uint64_t deadline = in_ms(5000);
+      if (w.block(nullptr, deadline, [&] { return done.load() >= r; }, 0) != 0 ||
+          util::monotonic_ns() >= deadline)
+        failed = true;
+      seen = r;
+    }
+  });
+  for (int r = 1; r <= kRounds && !failed; ++r) {
+    for (int i = 0; i < 20; ++i) w.notify();  // lands in the sleeper's drains
+    done = r;
+    w.notify();
+    while (seen.load() < r && !failed) w.notify();
+  }
+  sleeper.join();
+  EXPECT_FALSE(failed.load()) << "a sleeper missed the notify() of round " << seen.load() + 1;
 }
 
 TEST(Waiter, CloseCancelsABlockedCaller) {
