@@ -39,7 +39,9 @@ class ProgressThread {
   ProgressThread& operator=(const ProgressThread&) = delete;
 
   // Assist mode: every interval without a noted progress call, runs run() (which returns true
-  // if it did progress, false if it backed off). name: the thread's name (15 chars shown).
+  // if it did progress, false if it backed off). While each check finds a call since the last,
+  // the next waits twice as long, up to kAssistBackoff intervals, so a stall that follows a
+  // busy period is noticed within kAssistBackoff + 1 intervals (within 2 once idle). name: the thread's name (15 chars shown).
   // No-op if already running or interval is zero. Throws std::system_error if no thread.
   void start_assist(std::string name, std::chrono::microseconds interval, std::function<bool()> run);
   // Auto mode: poll() returns true if it did work; src is the wait source to sleep on (must
@@ -56,6 +58,7 @@ class ProgressThread {
   // source without a descriptor, so only this thread's progress can wake it: until the
   // application's next progress call the thread polls every kSleeperInterval instead.
   static constexpr std::chrono::microseconds kSleeperInterval{500};
+  static constexpr uint32_t kAssistBackoff = 8;
   void sleeper_armed() noexcept {
     armed_.store(calls_.load(std::memory_order_relaxed), std::memory_order_release);
     cv_.notify_all();
@@ -66,6 +69,8 @@ class ProgressThread {
   }
   // Times run() returned true.
   uint64_t runs() const noexcept { return runs_.load(std::memory_order_relaxed); }
+  // Assist mode: times the thread woke to look for progress calls (run or not).
+  uint64_t checks() const noexcept { return checks_.load(std::memory_order_relaxed); }
   bool running() const noexcept { return thread_.joinable(); }
   // True when called on this object's thread.
   bool on_this_thread() const noexcept { return thread_.get_id() == std::this_thread::get_id(); }
@@ -79,6 +84,7 @@ class ProgressThread {
 
   std::atomic<uint64_t> calls_{0};
   std::atomic<uint64_t> runs_{0};
+  std::atomic<uint64_t> checks_{0};
   std::atomic<uint64_t> armed_{UINT64_MAX};  // calls_ when a sleeper armed (sleeper_armed)
   std::thread thread_;
   std::mutex mu_;
