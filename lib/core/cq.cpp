@@ -81,22 +81,11 @@ bool Cq::has_entries() noexcept {
          errors_n_.load(std::memory_order_acquire);
 }
 
-void Cq::push(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t data,
-              uint64_t tag, fi_addr_t src) noexcept {
-  // Entries go to the overflow list while it holds any (order: the ring's are older). Written
-  // in place, field by field.
-  Entry* s = overflow_n_.load(std::memory_order_acquire) ? nullptr : ring_.claim();
-  if (s) [[likely]] {
-    s->op_context = op_context;
-    s->flags = flags;
-    s->len = len;
-    s->buf = buf;
-    s->data = data;
-    s->tag = tag;
-    s->src = src;
-    ring_.commit();
-  } else {
-    const Entry e{op_context, flags, len, buf, data, tag, src};
+void Cq::push_overflow(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t data,
+                       uint64_t tag, fi_addr_t src) noexcept {
+  // Entries go to the overflow list while it holds any (order: the ring's are older).
+  const Entry e{op_context, flags, len, buf, data, tag, src};
+  {
     util::Guard<util::Spinlock> g(cold_lock_);
     if (!append_cold(overflow_, e, overflow_n_)) return;
   }

@@ -49,9 +49,25 @@ class Cq final : public Object, public WaitMember {
   Object* owner() const noexcept { return owner_; }
   int control(int command, void* arg);
 
-  // Hot path, called by providers.
+  // Hot path, called by providers: written in place into the ring (inline); to the overflow
+  // list (push_overflow) while it holds entries or the ring is full.
   void push(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t data, uint64_t tag,
-            fi_addr_t src) noexcept;
+            fi_addr_t src) noexcept {
+    Entry* s = overflow_n_.load(std::memory_order_acquire) ? nullptr : ring_.claim();
+    if (!s) [[unlikely]] {
+      push_overflow(op_context, flags, len, buf, data, tag, src);
+      return;
+    }
+    s->op_context = op_context;
+    s->flags = flags;
+    s->len = len;
+    s->buf = buf;
+    s->data = data;
+    s->tag = tag;
+    s->src = src;
+    ring_.commit();
+    waiter_.notify();
+  }
   // Queues an error completion; err.err is a positive FI_E* code. err_data is copied.
   void push_error(const fi_cq_err_entry& err) noexcept;
 
@@ -87,6 +103,8 @@ class Cq final : public Object, public WaitMember {
   };
 
  private:
+  void push_overflow(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t data,
+                     uint64_t tag, fi_addr_t src) noexcept;
   void write_entry(void* dst, const Entry& e) const noexcept;
   // The next entry in completion order (ring first, then the overflow list), or false.
   // Consumer side.
