@@ -9,14 +9,15 @@
 # Columns: millions of messages per second at 64 B and 4 KiB (messages / (the receiver's last
 # completion - the sender's first post)), the CPU each side used per 64-byte message (all
 # threads; a busy poller uses its whole core, so this is 1 / rate unless a side idles), and the
-# ratio to the raw floor's message rate at the same size. Medians of --reps repetitions (3),
+# ratio to the raw floor's message rate at the same size. Medians of --reps repetitions (5;
+# the floor alone moved 15.7-20.5 M packets/s between the 3 repetitions of one run),
 # raw and pollfab interleaved. On a VM memif speed follows the vCPUs' placement: the cache-line
 # round trip CPU0<->CPU1 (pollfab-bench-xcore) is printed before and after.
 # Run as root. Options: --quick (fewer messages, 1 repetition), --no-build (bench-compare.sh
 # has built), --reps N.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-n_raw=5000000; n_pf=2000000; n_slow=200000; reps=3; build=1
+n_raw=5000000; n_pf=2000000; n_slow=200000; reps=5; build=1
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) n_raw=1000000; n_pf=400000; n_slow=50000; reps=1 ;;
