@@ -324,8 +324,12 @@ class Engine {
   bool deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
   // One message's segment (h describes it, payload its bytes); deliver() of a plain packet.
   bool deliver_message(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
-  // Each message of a bundle in turn, from p.bundle_done on (deliver_message for each).
+  // Each message of a bundle in turn, from p.bundle_done on (deliver_whole for each).
   bool deliver_bundle(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
+  // One whole message of a bundle (flags .. data; h: the packet's header): into a matching
+  // posted receive at once, else through deliver_message (unexpected). False: no room.
+  bool deliver_whole(Peer& p, PeerId pid, const wire::Header& h, uint16_t flags, uint32_t len,
+                     uint64_t tag, uint64_t cq_data, const uint8_t* data) noexcept;
   void abort_current(Peer& p, PeerId pid) noexcept;
   void fail_current(Peer& p, PeerId pid, Status st) noexcept;
 

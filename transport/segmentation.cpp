@@ -266,15 +266,17 @@ bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* 
 
 bool Engine::deliver_bundle(Peer& p, PeerId pid, const wire::Header& h,
                             const uint8_t* payload) noexcept {
-  wire::Header m = h;  // message 0, as the header describes it
-  m.flags = static_cast<uint16_t>(h.flags & ~wire::kBundle);
-  m.payload_len = static_cast<uint16_t>(h.msg_len);
+  // Message 0 as the header describes it, then each entry; every one is whole (one segment, no
+  // delivery answer: decode() rejects DELIVERY_REQ on a bundle).
+  uint16_t flags = static_cast<uint16_t>(h.flags & ~wire::kBundle);
+  uint32_t len = h.msg_len;
+  uint64_t tag = h.tag, cq_data = h.cq_data;
   const uint8_t* data = payload;
   const uint8_t* q = payload + h.msg_len;
   uint32_t left = h.payload_len - h.msg_len;
   uint32_t n_msgs = 1;
   for (uint32_t i = 0;; ++i, ++n_msgs) {
-    if (i >= p.bundle_done && !deliver_message(p, pid, m, data)) {
+    if (i >= p.bundle_done && !deliver_whole(p, pid, h, flags, len, tag, cq_data, data)) {
       p.bundle_done = i;  // no room for message i: the retransmission resumes here
       return false;
     }
@@ -284,11 +286,10 @@ bool Engine::deliver_bundle(Peer& p, PeerId pid, const wire::Header& h,
     if (!used) break;  // unreachable after decode(); never loop on one entry
     q += used;
     left -= used;
-    m.flags = static_cast<uint16_t>(wire::kFirst | wire::kLast | b.flags);
-    m.msg_len = b.len;
-    m.payload_len = static_cast<uint16_t>(b.len);
-    m.tag = b.tag;
-    m.cq_data = b.cq_data;
+    flags = static_cast<uint16_t>(wire::kFirst | wire::kLast | b.flags);
+    len = b.len;
+    tag = b.tag;
+    cq_data = b.cq_data;
     data = b.data;
   }
   // The sender's completions wait for this ACK message by message: a bundle counts as its
@@ -297,6 +298,30 @@ bool Engine::deliver_bundle(Peer& p, PeerId pid, const wire::Header& h,
   note_ack_pending(p);  // starts the ACK delay if this is the first pending
   p.ack_pending += n_msgs - 2;
   p.bundle_done = 0;
+  return true;
+}
+
+bool Engine::deliver_whole(Peer& p, PeerId pid, const wire::Header& h, uint16_t flags,
+                           uint32_t len, uint64_t tag, uint64_t cq_data,
+                           const uint8_t* data) noexcept {
+  // The common case straight: no message in progress and a posted receive matches. It is what
+  // deliver_message does for a whole message, without the in-progress state (cur_*) that only
+  // a message of several segments needs.
+  RecvEntry* r = p.cur_recv || p.cur_unex
+                     ? nullptr
+                     : matcher_->match_posted(pid, flags & wire::kTagged, tag, len);
+  if (!r) {  // unexpected (or a cut-short message to abort): the general path
+    wire::Header m = h;
+    m.flags = flags;
+    m.msg_len = len;
+    m.payload_len = static_cast<uint16_t>(len);
+    m.tag = tag;
+    m.cq_data = cq_data;
+    return deliver_message(p, pid, m, data);
+  }
+  if (r->cap) copy_to_iov(r->op.iov, r->op.iov_count, 0, data, std::min<uint64_t>(len, r->cap));
+  r->received = len;
+  finish_recv(r, pid, len, flags, tag, cq_data, len > r->cap ? Status::Truncated : Status::Ok);
   return true;
 }
 
