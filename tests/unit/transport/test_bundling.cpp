@@ -255,6 +255,47 @@ TEST_F(Bundling, NoRoomPartWayThroughABundleResumesWithoutDuplicates) {
   EXPECT_EQ(b->unexpected_in_use(), 0u);
 }
 
+// Bundled messages land as lone ones would: one in a receive too small for it is truncated
+// (Truncated, olen), one with no receive posted waits unexpected for the next, and a
+// multi-recv buffer takes several in turn.
+TEST_F(Bundling, TruncationUnexpectedAndMultiRecvAsForLoneMessages) {
+  char small[4] = {}, exact[8] = {}, later[8] = {}, multi[24] = {};
+  ASSERT_EQ(b->recv(make_recv(small, sizeof small, small)), Status::Ok);
+  ASSERT_EQ(b->recv(make_recv(exact, sizeof exact, exact)), Status::Ok);
+  RecvOp mr = make_recv(multi, sizeof multi, multi, kAnyPeer, kOpCompletion | kOpMultiRecv);
+  mr.min_multi_recv = 8;
+  char out[6][8];
+  for (int i = 0; i < 6; ++i) {
+    for (int k = 0; k < 8; ++k) out[i][k] = char('a' + i);
+  }
+  // Message 0 leaves alone; 1-5 share a packet. 0 -> small (truncated), 1 -> exact, 2-4 ->
+  // the multi-recv buffer (24 bytes: three of 8; retired at less than 8 free), 5 -> unexpected.
+  for (int i = 0; i < 6; ++i) ASSERT_EQ(a->send(make_send(to_b, out[i], 8, out[i])), Status::Ok);
+  ASSERT_EQ(b->recv(mr), Status::Ok);
+  a->progress();
+  EXPECT_GE(a->stats().bundled_msgs, 4u);
+  ASSERT_TRUE(run_until([&] { return sink_b.comps.size() >= 5 && ok_sends() == 6; }));
+  ASSERT_EQ(b->recv(make_recv(later, sizeof later, later)), Status::Ok);  // takes message 5
+  ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == 6; }));
+  const auto& c = sink_b.comps;
+  EXPECT_EQ(c[0].context, small);
+  EXPECT_EQ(c[0].status, Status::Truncated);
+  EXPECT_EQ(c[0].olen, 4u);
+  EXPECT_EQ(std::string(small, 4), "aaaa");
+  EXPECT_EQ(c[1].context, exact);
+  EXPECT_EQ(c[1].status, Status::Ok);
+  EXPECT_EQ(std::string(exact, 8), std::string(8, 'b'));
+  for (int i = 2; i <= 4; ++i) {
+    EXPECT_EQ(c[size_t(i)].context, multi);
+    EXPECT_EQ(c[size_t(i)].status, Status::Ok);
+    EXPECT_EQ(c[size_t(i)].buf, multi + 8 * (i - 2));
+  }
+  EXPECT_TRUE(c[4].flags & kCompMultiRecv) << "the buffer retires with its last slice";
+  EXPECT_EQ(std::string(multi, 24), std::string(8, 'c') + std::string(8, 'd') + std::string(8, 'e'));
+  EXPECT_EQ(c[5].context, later);
+  EXPECT_EQ(std::string(later, 8), std::string(8, 'f'));
+}
+
 TEST_F(Bundling, OffItIsOneMessageAPacket) {
   EngineConfig ca = cfg(1);
   ca.bundle_max_bytes = 0;
