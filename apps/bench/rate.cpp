@@ -45,7 +45,7 @@ constexpr uint64_t kTag = 0x5a;
 constexpr size_t kMaxPosted = 1024;
 
 struct Args {
-  std::string prov, server, sizes = "64,4k", mode = "msg";
+  std::string prov, server, sizes = "64,4k", mode = "msg", threading = "domain";
   uint64_t msgs = 1000000;
   uint32_t window = 64, batch = 1;
   uint16_t oob_port = 47595;
@@ -101,7 +101,7 @@ int open_ofi(Ofi& o, const Args& a, size_t max_size) {
   hints->caps = FI_MSG | FI_TAGGED;
   hints->mode = FI_CONTEXT;
   hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-  hints->domain_attr->threading = FI_THREAD_DOMAIN;
+  hints->domain_attr->threading = a.threading == "safe" ? FI_THREAD_SAFE : FI_THREAD_DOMAIN;
   if (!a.prov.empty()) hints->fabric_attr->prov_name = strdup(a.prov.c_str());
   int r = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &o.info);
   fi_freeinfo(hints);
@@ -309,6 +309,8 @@ int main(int argc, char** argv) {
   app.add_option("-m,--mode", a.mode, "msg or tagged")->check(CLI::IsMember({"msg", "tagged"}));
   app.add_option("-B,--oob-port", a.oob_port, "out-of-band TCP port");
   app.add_option("-T,--timeout", a.timeout_s, "seconds a size may take");
+  app.add_option("-t,--threading", a.threading, "domain threading asked: domain or safe")
+      ->check(CLI::IsMember({"domain", "safe"}));
   CLI11_PARSE(app, argc, argv);
 
   std::vector<size_t> sizes;

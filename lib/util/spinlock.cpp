@@ -38,14 +38,48 @@ void MaybeLock::wait_remote() noexcept {
   }
 }
 
+void MaybeLock::enable_biased() noexcept {
+  if (!asym_) {
+    enable(true);
+    return;
+  }
+  if (threads_.load(std::memory_order_relaxed)) return;
+  bias_.store(__builtin_thread_pointer(), std::memory_order_release);
+}
+
 void MaybeLock::lock_asym() noexcept {
   for (;;) {
     const bool t = threads_.load(std::memory_order_acquire);
+    if (!t && !mine()) {
+      lock_foreign();
+      return;
+    }
     if (t) lock_.lock();
     if (announce(t)) return;
     if (t) lock_.unlock();
     wait_remote();
   }
+}
+
+void MaybeLock::lock_foreign() noexcept {
+  lock_remote();
+  // Held: the switch cannot happen under us (it takes the remote side too). Recheck it.
+  if (threads_.load(std::memory_order_acquire)) {
+    unlock_remote();
+    lock();
+    return;
+  }
+  if (++foreign_ >= kForeignFlip) flip_pending_ = true;
+}
+
+bool MaybeLock::try_lock_foreign() noexcept {
+  if (!try_lock_remote()) return false;
+  if (threads_.load(std::memory_order_acquire)) {
+    unlock_remote();
+    return try_lock();
+  }
+  if (++foreign_ >= kForeignFlip) flip_pending_ = true;
+  return true;
 }
 
 void MaybeLock::lock_remote() noexcept {
@@ -84,6 +118,10 @@ void MaybeLock::unlock_remote() noexcept {
     return;
   }
   remote_held_ = false;
+  if (flip_pending_) {  // many calls from threads the lock is not biased to: the Spinlock
+    flip_pending_ = false;
+    threads_.store(true, std::memory_order_release);
+  }
   wants_.store(false, std::memory_order_release);
   remote_mu_.unlock();
 }

@@ -94,25 +94,39 @@ class PF_CAPABILITY("lock") MaybeLock {
   bool enabled() const noexcept { return threads_.load(std::memory_order_relaxed) || remote_; }
   // Library threads will take the remote side (before they start). Idempotent.
   void enable_remote() noexcept;
+  // Application-side threads may race, but the calling thread is expected to make nearly all
+  // the calls (FI_THREAD_SAFE asked by a single-threaded application: fi_pingpong, most MPI
+  // programs): with the handshake available (enable_remote first), the lock is biased to this
+  // thread, which keeps the handshake's cost; any other thread takes the remote side (a
+  // membarrier per acquisition), and after kForeignFlip such acquisitions the Spinlock goes on
+  // for everyone (enable(true)). Without the handshake: enable(true). Setup only.
+  void enable_biased() noexcept;
+  static constexpr uint32_t kForeignFlip = 64;
 
   [[gnu::always_inline]] void lock() noexcept PF_ACQUIRE() PF_NO_THREAD_SAFETY_ANALYSIS {
     if (!asym_) {
       if (threads_.load(std::memory_order_relaxed)) lock_.lock();
       return;
     }
-    if (!threads_.load(std::memory_order_acquire) && announce(false)) [[likely]] return;
+    if (!threads_.load(std::memory_order_acquire) && mine() && announce(false)) [[likely]]
+      return;
     lock_asym();
   }
   bool try_lock() noexcept PF_TRY_ACQUIRE(true) PF_NO_THREAD_SAFETY_ANALYSIS {
     if (!asym_) [[unlikely]]
       return !threads_.load(std::memory_order_relaxed) || lock_.try_lock();
     const bool t = threads_.load(std::memory_order_acquire);
+    if (!t && !mine()) return try_lock_foreign();
     if (t && !lock_.try_lock()) return false;
     if (announce(t)) return true;
     if (t) lock_.unlock();
     return false;
   }
   [[gnu::always_inline]] void unlock() noexcept PF_RELEASE() PF_NO_THREAD_SAFETY_ANALYSIS {
+    if (remote_held_) [[unlikely]] {  // a thread the lock is not biased to (lock_foreign)
+      unlock_remote();
+      return;
+    }
     if (asym_) busy_.store(false, std::memory_order_release);
     if (threads_.load(std::memory_order_relaxed)) lock_.unlock();
   }
@@ -156,6 +170,14 @@ class PF_CAPABILITY("lock") MaybeLock {
   }
   void wait_remote() noexcept;  // until no remote thread holds or wants the lock
   void lock_asym() noexcept;    // lock() with the Spinlock on, or after meeting a remote thread
+  // True unless the lock is biased to another thread. The thread pointer identifies a thread.
+  bool mine() const noexcept {
+    const void* b = bias_.load(std::memory_order_relaxed);
+    return !b || b == __builtin_thread_pointer();
+  }
+  // An application-side call from a thread the lock is not biased to: the remote side.
+  void lock_foreign() noexcept;
+  bool try_lock_foreign() noexcept;
 
   Spinlock lock_;                     // the application side's, when threads_
   std::atomic<bool> threads_{false};  // application-side threads may race
@@ -165,6 +187,9 @@ class PF_CAPABILITY("lock") MaybeLock {
   std::atomic<bool> busy_{false};     // an application-side thread holds it (asym_)
   std::atomic<bool> wants_{false};    // a remote thread holds or wants it (asym_)
   Spinlock remote_mu_;                // serialises the remote threads (asym_)
+  std::atomic<const void*> bias_{nullptr};  // enable_biased(): the thread the lock favours
+  uint32_t foreign_ = 0;              // lock_foreign acquisitions (under the remote side)
+  bool flip_pending_ = false;         // unlock_remote turns the Spinlock on (kForeignFlip)
 };
 
 template <class L>

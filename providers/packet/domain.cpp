@@ -24,7 +24,9 @@ TransportDomain::TransportDomain(core::Fabric* fabric, const fi_info* info, void
   share_lock(link_->lock());  // the port's endpoints (of every domain) progress together
   // Threads other than the application's one (docs/threading.md): other threads of it at
   // every level but FI_THREAD_DOMAIN; the progress thread under FI_PROGRESS_AUTO.
-  link_->add_user(threading() != FI_THREAD_DOMAIN || auto_progress());
+  link_->add_user(auto_progress()                       ? Link::Sharing::Shared
+                  : threading() != FI_THREAD_DOMAIN     ? Link::Sharing::Threads
+                                                        : Link::Sharing::One);
   if (auto_progress()) link_->enable_auto(cfg_);  // FI_PROGRESS_AUTO: the port's thread
 }
 

@@ -164,10 +164,14 @@ bool Link::progress_locked() noexcept {
   return busy;
 }
 
-void Link::add_user(bool needs_lock) noexcept {
+void Link::add_user(Sharing s) noexcept {
   // Setup (fi_domain, fi_listen): no other thread is inside this port's calls yet, or the
   // lock is on already (docs/threading.md).
-  if (needs_lock || ++users_ > 1) lock_.enable(true);
+  if (s == Sharing::Shared || ++users_ > 1) {
+    lock_.enable(true);
+  } else if (s == Sharing::Threads) {
+    lock_.enable_biased();
+  }
 }
 
 void Link::enable_auto(const config::Config& cfg) {

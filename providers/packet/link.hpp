@@ -85,10 +85,16 @@ class Link final : public core::Progressable {
   transport::PacketIo& provider_io() noexcept { return *io_inner_; }
   transport::Clock& clock() noexcept { return clock_; }
   util::MaybeLock& lock() noexcept PF_RETURN_CAPABILITY(lock_) { return lock_; }
-  // A domain or passive endpoint starts using the port (at setup): the lock goes on if it
-  // needs it (a threading level other than FI_THREAD_DOMAIN, automatic progress, a passive
-  // endpoint, whose EQ any thread may read) or the port now has more than one user.
-  void add_user(bool needs_lock) noexcept;
+  // How a new user of the port lets threads reach it (add_user).
+  enum class Sharing {
+    One,      // FI_THREAD_DOMAIN under manual progress: the application's one thread
+    Threads,  // a level that lets threads race, most likely used from the thread opening it:
+              // the lock is biased to that thread (util::MaybeLock::enable_biased)
+    Shared,   // automatic progress, a passive endpoint (any thread reads its EQ): the Spinlock
+  };
+  // A domain or passive endpoint starts using the port (at setup, on the thread that opens
+  // it). A port with more than one user is Shared.
+  void add_user(Sharing s) noexcept;
   const std::string& key() const noexcept { return key_; }
   // This port's name for an endpoint id.
   Name local_name(uint16_t ep_id) const noexcept {

@@ -87,7 +87,7 @@ int TransportPep::listen() {
   const uint32_t epoch = rd() | 1u;
   // Set before attach: a packet may reach on_packet (which frees it through link_) at once.
   link_ = std::move(link);
-  link_->add_user(true);  // the listener progresses from EQ reads, on any thread
+  link_->add_user(Link::Sharing::Shared);  // the listener progresses from EQ reads, on any thread
   // The id node:service names (kServiceEpId) when free: clients name the pep by address alone.
   const uint16_t id = link_->attach(this, kServiceEpId);
   if (!id) {

@@ -7,7 +7,9 @@
 //   MaybeLock's remote side: library threads (lock_remote, try_lock_remote) exclude the
 //     application side's holders, with the asymmetric handshake (membarrier) or, where that is
 //     missing (a ThreadSanitizer build), the Spinlock; the switch to the Spinlock while a
-//     remote thread and an application thread run.
+//     remote thread and an application thread run; a lock biased to one thread (enable_biased)
+//     against other application threads, which it serves through the remote side until it
+//     switches to the Spinlock.
 #include <gtest/gtest.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
@@ -295,6 +297,49 @@ TEST(MaybeLock, TurningTheSpinlockOnWhileThreadsRunKeepsExclusion) {
   remote.join();
   EXPECT_EQ(x.overlaps.load(), 0);
   EXPECT_EQ(x.count, 20 * x.calls.load());  // no increment lost to a race
+}
+
+// FI_THREAD_SAFE from a single-threaded application: the lock is biased to the thread that
+// opened the domain; another application thread (and a library thread) still exclude it, the
+// other application thread through the remote side until kForeignFlip acquisitions turn the
+// Spinlock on, after which everyone takes it.
+TEST(MaybeLock, ABiasedLockStillExcludesOtherThreads) {
+  Exclusion x;
+  x.lock.enable_remote();
+  x.lock.enable_biased();  // this thread is the favoured one
+  constexpr int kOwner = 300000, kForeign = 3000;
+  std::atomic<bool> stop{false};
+  std::thread foreign([&] {
+    for (int i = 0; i < kForeign; ++i) {
+      if (i % 3 == 2) {
+        if (!x.lock.try_lock()) continue;
+      } else {
+        x.lock.lock();
+      }
+      x.critical();
+      x.lock.pass();
+      x.lock.unlock();
+    }
+  });
+  std::thread remote([&] {
+    while (!stop) {
+      x.lock.lock_remote();
+      x.critical();
+      x.lock.unlock_remote();
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  });
+  for (int i = 0; i < kOwner; ++i) {
+    x.lock.lock();
+    x.critical();
+    if (i % 64 == 0) x.lock.pass();
+    x.lock.unlock();
+  }
+  foreign.join();
+  stop = true;
+  remote.join();
+  EXPECT_EQ(x.overlaps.load(), 0);
+  EXPECT_EQ(x.count, 20 * x.calls.load());
 }
 
 }  // namespace
