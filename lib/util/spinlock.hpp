@@ -169,15 +169,17 @@ class PF_CAPABILITY("lock") MaybeLock {
     return false;
   }
   void wait_remote() noexcept;  // until no remote thread holds or wants the lock
-  void lock_asym() noexcept;    // lock() with the Spinlock on, or after meeting a remote thread
+  // lock() with the Spinlock on, or after meeting a remote thread (acquires this lock: the
+  // callers are annotated; the conditional Spinlock inside is beyond the analysis).
+  void lock_asym() noexcept PF_NO_THREAD_SAFETY_ANALYSIS;
   // True unless the lock is biased to another thread. The thread pointer identifies a thread.
   bool mine() const noexcept {
     const void* b = bias_.load(std::memory_order_relaxed);
     return !b || b == __builtin_thread_pointer();
   }
   // An application-side call from a thread the lock is not biased to: the remote side.
-  void lock_foreign() noexcept;
-  bool try_lock_foreign() noexcept;
+  void lock_foreign() noexcept PF_NO_THREAD_SAFETY_ANALYSIS;
+  bool try_lock_foreign() noexcept PF_NO_THREAD_SAFETY_ANALYSIS;
 
   Spinlock lock_;                     // the application side's, when threads_
   std::atomic<bool> threads_{false};  // application-side threads may race
