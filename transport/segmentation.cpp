@@ -60,6 +60,13 @@ void Engine::queue_msg(Peer& p, SendMsg* m) noexcept {
   p.sq_tail = m;
   ++p.queued_msgs;
   if (!p.sq_next) p.sq_next = m;
+  // The common case of a stream of small sends: m alone waits and joins p's packet still in
+  // the queue. pump() would do the same after its window checks, which a message that takes no
+  // PSN and no window slot does not need.
+  if (p.sq_next == m && try_bundle(p, *m)) {
+    if (!p.loss_deadline_ns) arm_probe(p);
+    return;
+  }
   pump(p, now);
 }
 
