@@ -345,6 +345,9 @@ class Engine {
   static uint64_t current_received(const Peer& p) noexcept;
   // copies a segment's payload to its offset in the message being received
   void place_bytes(Peer& p, uint64_t off, const uint8_t* payload, uint32_t len) noexcept;
+  // ... in a posted receive r (what lies past its capacity is truncated)
+  static void place_in(const RecvEntry& r, uint64_t off, const uint8_t* payload,
+                       uint32_t len) noexcept;
   // a segment of `len` bytes at the current message's end was placed: finish it if `last`
   void advance_current(Peer& p, PeerId pid, uint32_t len, bool last) noexcept;
   bool grow_send_ring(Peer& p) noexcept;

@@ -326,7 +326,7 @@ bool Engine::deliver_whole(Peer& p, PeerId pid, const wire::Header& h, uint16_t 
     m.cq_data = cq_data;
     return deliver_message(p, pid, m, data);
   }
-  if (r->cap) copy_to_iov(r->op.iov, r->op.iov_count, 0, data, std::min<uint64_t>(len, r->cap));
+  place_in(*r, 0, data, len);
   r->received = len;
   finish_recv(r, pid, len, flags, tag, cq_data, len > r->cap ? Status::Truncated : Status::Ok);
   return true;
@@ -389,10 +389,15 @@ uint64_t Engine::current_received(const Peer& p) noexcept {
 
 // Copies len payload bytes to offset off of the message being received: the posted receive's
 // iov (what lies past its capacity is truncated) or the unexpected buffer.
+void Engine::place_in(const RecvEntry& r, uint64_t off, const uint8_t* payload,
+                      uint32_t len) noexcept {
+  if (off < r.cap)
+    copy_to_iov(r.op.iov, r.op.iov_count, off, payload, std::min<uint64_t>(len, r.cap - off));
+}
+
 void Engine::place_bytes(Peer& p, uint64_t off, const uint8_t* payload, uint32_t len) noexcept {
   if (RecvEntry* r = p.cur_recv) {
-    if (off < r->cap)
-      copy_to_iov(r->op.iov, r->op.iov_count, off, payload, std::min<uint64_t>(len, r->cap - off));
+    place_in(*r, off, payload, len);
   } else if (len) {
     std::memcpy(p.cur_unex->buf + off, payload, len);
   }

@@ -112,13 +112,9 @@ void Cq::push_error(const fi_cq_err_entry& err) noexcept {
   waiter_.notify();
 }
 
-bool Cq::pop_entry(Entry& out) noexcept {
-  if (Entry* e = ring_.front()) {
-    out = *e;
-    ring_.pop();
-    return true;
-  }
-  // The ring is empty and the producer adds to it only once the overflow list is empty.
+bool Cq::pop_overflow(Entry& out) noexcept {
+  // The caller found the ring empty, and the producer adds to it only once the overflow list
+  // is empty.
   if (!overflow_n_.load(std::memory_order_acquire)) return false;
   util::Guard<util::Spinlock> g(cold_lock_);
   // Every ring entry is older than every overflow entry, but the producer may have filled the
@@ -182,7 +178,7 @@ ssize_t Cq::read(void* buf, size_t count, fi_addr_t* src_addr) noexcept {
       ring_.pop();
       continue;
     }
-    if (!pop_entry(e)) break;
+    if (!pop_overflow(e)) break;
     write_entry(out + n * entry_size_, e);
     if (src_addr) src_addr[n] = e.src;
   }

@@ -106,9 +106,9 @@ class Cq final : public Object, public WaitMember {
   void push_overflow(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t data,
                      uint64_t tag, fi_addr_t src) noexcept;
   void write_entry(void* dst, const Entry& e) const noexcept;
-  // The next entry in completion order (ring first, then the overflow list), or false.
-  // Consumer side.
-  bool pop_entry(Entry& out) noexcept;
+  // The next entry in completion order once the ring was found empty: the overflow list's
+  // oldest (or the ring's, refilled meanwhile), or false. Consumer side.
+  bool pop_overflow(Entry& out) noexcept;
 
   FidBox<fid_cq> box_;
   Object* owner_;

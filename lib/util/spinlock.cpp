@@ -32,11 +32,18 @@ void MaybeLock::enable_remote() noexcept {
   if (!asym_) threads_.store(true, std::memory_order_release);  // the remote side takes lock_
 }
 
-void MaybeLock::wait_remote() noexcept {
-  for (int i = 0; wants_.load(std::memory_order_acquire); ++i) {
+namespace {
+
+// Spins while flag is set, kSpins pauses and then yielding the CPU between looks.
+void spin_while(const std::atomic<bool>& flag) noexcept {
+  for (int i = 0; flag.load(std::memory_order_acquire); ++i) {
     if (i < Spinlock::kSpins) __builtin_ia32_pause(); else sched_yield();
   }
 }
+
+}  // namespace
+
+void MaybeLock::wait_remote() noexcept { spin_while(wants_); }
 
 void MaybeLock::enable_biased() noexcept {
   if (!asym_) {
@@ -69,7 +76,7 @@ void MaybeLock::lock_foreign() noexcept {
     lock();
     return;
   }
-  if (++foreign_ >= kForeignFlip) flip_pending_ = true;
+  count_foreign();
 }
 
 bool MaybeLock::try_lock_foreign() noexcept {
@@ -78,7 +85,7 @@ bool MaybeLock::try_lock_foreign() noexcept {
     unlock_remote();
     return try_lock();
   }
-  if (++foreign_ >= kForeignFlip) flip_pending_ = true;
+  count_foreign();
   return true;
 }
 
@@ -93,9 +100,7 @@ void MaybeLock::lock_remote() noexcept {
   // A refused barrier (not expected once registered) is retried: without it a holder's
   // announcement may still sit in its CPU's store buffer.
   while (!heavy_barrier()) sched_yield();
-  for (int i = 0; busy_.load(std::memory_order_acquire); ++i) {
-    if (i < Spinlock::kSpins) __builtin_ia32_pause(); else sched_yield();
-  }
+  spin_while(busy_);
   remote_held_ = true;
 }
 

@@ -180,6 +180,11 @@ class PF_CAPABILITY("lock") MaybeLock {
   // An application-side call from a thread the lock is not biased to: the remote side.
   void lock_foreign() noexcept PF_NO_THREAD_SAFETY_ANALYSIS;
   bool try_lock_foreign() noexcept PF_NO_THREAD_SAFETY_ANALYSIS;
+  // Under the remote side, after a foreign acquisition: the switch to the Spinlock is due at
+  // unlock_remote once there were kForeignFlip of them.
+  void count_foreign() noexcept {
+    if (++foreign_ >= kForeignFlip) flip_pending_ = true;
+  }
 
   Spinlock lock_;                     // the application side's, when threads_
   std::atomic<bool> threads_{false};  // application-side threads may race
