@@ -216,6 +216,21 @@ class Engine {
   // Returns Ok, NoResource, Invalid (bad peer or iov count; kOpClaim without a reserved
   // message).
   Status recv(const RecvOp& op) noexcept;
+  // The post paths without an intermediate operation (the provider's fast path: a SendOp or
+  // RecvOp built on the caller's stack and copied into the engine's slot is a second write of
+  // every field, and the copy's loads wait on the stores just made).
+  //   send_slot(): the op of a free send slot, for the caller to fill in place (every field;
+  //     iov entries from iov_count on are ignored), then post_send(op) posts it exactly as
+  //     send(*op) would (same checks, same returns; on any error the slot is free again).
+  //     nullptr: no slot free (NoResource), or a datagram engine (use send()).
+  //   recv_entry(): a free receive entry whose op the caller fills in place, then
+  //     post_recv(r) posts it as recv(r->op) would; kOpPeek / kOpClaim receives (which need
+  //     no entry) are refused with Invalid and go through recv(). nullptr: rx_size receives
+  //     are in use (NoResource). On any error the entry is free again.
+  SendOp* send_slot() noexcept;
+  Status post_send(SendOp* op) noexcept;
+  RecvEntry* recv_entry() noexcept;
+  Status post_recv(RecvEntry* r) noexcept;
   // Starts an RMA or atomic operation (fi_rma(3), fi_atomic(3)); it completes through the sink
   // (kCompRma or kCompAtomic, with kCompRead or kCompWrite) once the target has answered:
   // Ok, or the target's refusal (Invalid: unknown key; Permission: range or access;
@@ -456,6 +471,12 @@ class Engine {
 
   // datagrams (datagram.cpp)
   Status send_dgram(const SendOp& op, uint64_t len) noexcept;
+  // send()'s and post_send()'s checks on an operation; Ok or the error send() returns.
+  Status check_send(const SendOp& op, uint64_t len) const noexcept;
+  // What send() and post_send() do with a checked App message in its slot.
+  Status start_send(SendMsg* m) noexcept;
+  // What recv() and post_recv() do with a plain or multi-recv receive in its entry.
+  Status start_recv(RecvEntry* r) noexcept;
   void on_dgram(PacketBuf& pkt, const wire::Header& h) noexcept;
 
   EngineConfig cfg_;

@@ -38,6 +38,10 @@ struct Engine::SendMsg {
   // (overwritten): the post's fast path.
   void start_app(const SendOp& o, uint64_t bytes) noexcept {
     copy_op(op, o);
+    start_app_in_place(bytes);
+  }
+  // The same for an op the caller wrote into this slot (Engine::send_slot).
+  void start_app_in_place(uint64_t bytes) noexcept {
     type = wire::Type::Data;
     origin = Origin::App;
     rma_slot = 0;

@@ -30,19 +30,29 @@ RecvEntry* Matcher::new_recv() noexcept {
 }
 
 RecvEntry* Matcher::new_recv(const RecvOp& op) noexcept {
-  RecvEntry* r = recv_pool_.get();
+  RecvEntry* r = alloc_recv();
   if (!r) return nullptr;
+  copy_op(r->op, op);
+  prepare_recv(r);
+  return r;
+}
+
+RecvEntry* Matcher::alloc_recv() noexcept {
+  RecvEntry* r = recv_pool_.get();
+  if (r) r->parent = nullptr;  // release() may take it back before prepare_recv()
+  return r;
+}
+
+void Matcher::prepare_recv(RecvEntry* r) noexcept {
   // Field by field, as new_recv() would leave them: the post's fast path (a whole-entry clear
   // then a copy of op wrote the entry twice).
-  copy_op(r->op, op);
-  r->cap = iov_bytes(op.iov, op.iov_count);
+  r->cap = iov_bytes(r->op.iov, r->op.iov_count);
   r->received = 0;
   r->parent = nullptr;
   r->used = 0;
   r->slices = 0;
   r->retired = false;
   r->prev = r->next = nullptr;
-  return r;
 }
 
 bool Matcher::release(RecvEntry* r) noexcept {

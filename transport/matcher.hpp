@@ -47,9 +47,9 @@ struct RecvEntry {
   RecvEntry* prev = nullptr;
   RecvEntry* next = nullptr;
 };
-// Matcher::new_recv(op) sets every field by hand (the receive post's fast path): a new field
+// Matcher::prepare_recv sets every field by hand (the receive post's fast path): a new field
 // must be set there too.
-static_assert(sizeof(RecvEntry) == sizeof(RecvOp) + 56, "RecvEntry changed: see Matcher::new_recv(op)");
+static_assert(sizeof(RecvEntry) == sizeof(RecvOp) + 56, "RecvEntry changed: see Matcher::prepare_recv");
 
 // A message that arrived before a matching receive was posted.
 struct UnexEntry {
@@ -84,6 +84,11 @@ class Matcher {
   RecvEntry* new_recv() noexcept;
   // The same for op: op copied, cap = the bytes its iov holds.
   RecvEntry* new_recv(const RecvOp& op) noexcept;
+  // An entry whose op the caller writes in place (iov_count <= kMaxIov) before
+  // prepare_recv(r) sets the rest as new_recv(op) does; release() takes it back unprepared.
+  // nullptr when rx_size are in use.
+  RecvEntry* alloc_recv() noexcept;
+  void prepare_recv(RecvEntry* r) noexcept;
   // Gives an entry back (completed, or never posted). For a multi-recv slice it returns true
   // if this was the last slice of a retired buffer: the buffer is given back too and the
   // slice's completion is the one that carries FI_MULTI_RECV.

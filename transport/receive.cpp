@@ -13,6 +13,24 @@ Status Engine::recv(const RecvOp& op) noexcept {
   if (op.flags & kOpClaim) return recv_claimed(op);
   RecvEntry* r = matcher_->new_recv(op);
   if (!r) return Status::NoResource;
+  return start_recv(r);
+}
+
+RecvEntry* Engine::recv_entry() noexcept { return matcher_->alloc_recv(); }
+
+Status Engine::post_recv(RecvEntry* r) noexcept {
+  const RecvOp& op = r->op;
+  if (op.iov_count > kMaxIov || (op.peer != kAnyPeer && op.peer >= peers_.size()) ||
+      (op.flags & (kOpPeek | kOpClaim))) {
+    matcher_->release(r);
+    return Status::Invalid;
+  }
+  matcher_->prepare_recv(r);
+  return start_recv(r);
+}
+
+Status Engine::start_recv(RecvEntry* r) noexcept {
+  const RecvOp& op = r->op;
   if (op.flags & kOpMultiRecv) {
     post_multi_recv(r);
     return Status::Ok;

@@ -2,33 +2,66 @@
 // of max_packet_bytes - header (zero copy: attached from the application's buffer when the I/O
 // layer can), and on receive placing each segment straight into the matched receive buffer (or
 // the unexpected buffer) at its offset, in PSN order.
+#include <cstddef>
 #include <new>
+#include <type_traits>
 
 #include "transport/engine_state.hpp"
 
 namespace pollfab::transport {
 
-Status Engine::send(const SendOp& op) noexcept {
+Status Engine::check_send(const SendOp& op, uint64_t len) const noexcept {
   if (op.iov_count > kMaxIov) return Status::Invalid;
   if (op.peer >= peers_.size()) return Status::Invalid;
-  uint64_t len = iov_bytes(op.iov, op.iov_count);
   if (len > cfg_.max_msg_size) return Status::TooBig;
   if ((op.flags & kOpInject) && len > cfg_.inject_size) return Status::TooBig;
-  if (!cfg_.reliable) return send_dgram(op, len);
+  return Status::Ok;
+}
 
+Status Engine::send(const SendOp& op) noexcept {
+  if (op.iov_count > kMaxIov) return Status::Invalid;
+  const uint64_t len = iov_bytes(op.iov, op.iov_count);
+  if (Status st = check_send(op, len); st != Status::Ok) return st;
+  if (!cfg_.reliable) return send_dgram(op, len);
   if (send_pool_.in_use() >= cfg_.tx_size) return Status::NoResource;  // the rest is for answers
-  const bool dc = op.flags & kOpDeliveryComplete;
-  if (dc && rma_free_.empty()) return Status::NoResource;
+  if ((op.flags & kOpDeliveryComplete) && rma_free_.empty()) return Status::NoResource;
   SendMsg* m = send_pool_.get();
   if (!m) return Status::NoResource;
   m->start_app(op, len);
+  return start_send(m);
+}
+
+SendOp* Engine::send_slot() noexcept {
+  if (!cfg_.reliable || send_pool_.in_use() >= cfg_.tx_size) return nullptr;
+  SendMsg* m = send_pool_.get();
+  return m ? &m->op : nullptr;
+}
+
+Status Engine::post_send(SendOp* op) noexcept {
+  static_assert(std::is_standard_layout_v<SendMsg> && offsetof(SendMsg, op) == 0);
+  SendMsg* m = reinterpret_cast<SendMsg*>(op);  // op is the slot's first member
+  const uint64_t len = op->iov_count <= kMaxIov ? iov_bytes(op->iov, op->iov_count) : 0;
+  Status st = check_send(*op, len);
+  if (st == Status::Ok && (op->flags & kOpDeliveryComplete) && rma_free_.empty())
+    st = Status::NoResource;
+  if (st != Status::Ok) {
+    send_pool_.put(m);
+    return st;
+  }
+  m->start_app_in_place(len);
+  return start_send(m);
+}
+
+Status Engine::start_send(SendMsg* m) noexcept {
+  const SendOp& op = m->op;
+  const uint64_t len = m->len;
   if (op.flags & kOpInject) {
     copy_from_iov(op.iov, op.iov_count, 0, m->inject, len);
     m->op.iov[0] = {m->inject, static_cast<size_t>(len)};
     m->op.iov_count = 1;
   }
   Peer& p = P(op.peer);
-  if (dc) {  // completes on the target's delivery answer (rma.cpp), not on the ACK
+  if (op.flags & kOpDeliveryComplete) {  // completes on the target's delivery answer (rma.cpp)
     RmaOp slot_op;
     slot_op.peer = op.peer;
     slot_op.context = op.context;
@@ -43,8 +76,9 @@ Status Engine::send(const SendOp& op) noexcept {
     complete_send(m, Status::TimedOut);
     return Status::Ok;
   }
+  const uint32_t flags = op.flags;
   queue_msg(p, m);
-  flush_after_post(op.flags);
+  flush_after_post(flags);
   return Status::Ok;
 }
 

@@ -19,6 +19,7 @@
 
 #include "transport/clock.hpp"
 #include "transport/engine.hpp"
+#include "transport/matcher.hpp"
 #include "transport/packet_io.hpp"
 #include "transport/wire.hpp"
 
@@ -134,24 +135,35 @@ void BM_Message(benchmark::State& st) {
   Path p(st.range(1) != 0);
   std::vector<uint8_t> src(len, 0x5a);
   std::vector<uint8_t> dst(len * kWindow);
+  // Posts as the provider does: the operation written into the engine's entry or slot.
   auto post_recv = [&](size_t slot) {
-    RecvOp r;
+    RecvEntry* e = p.b->recv_entry();
+    if (!e) return pollfab::util::Status::NoResource;
+    RecvOp& r = e->op;
+    r.peer = kAnyPeer;
     r.iov[0] = {dst.data() + slot * len, len};
     r.iov_count = 1;
+    r.tag = r.ignore = r.min_multi_recv = 0;
     r.flags = kOpCompletion;
     r.context = reinterpret_cast<void*>(slot);
-    return p.b->recv(r);
+    return p.b->post_recv(e);
   };
   for (size_t s = 0; s < kWindow; ++s) post_recv(s);
   uint64_t msgs = 0;
   for (auto _ : st) {
     for (uint16_t i = 0; i < kWindow; ++i) {
-      SendOp op;
-      op.peer = p.to_b;
-      op.iov[0] = {src.data(), len};
-      op.iov_count = 1;
-      op.flags = kOpCompletion;
-      if (p.a->send(op) != pollfab::util::Status::Ok) st.SkipWithError("send refused");
+      SendOp* op = p.a->send_slot();
+      if (!op) {
+        st.SkipWithError("no send slot");
+        break;
+      }
+      op->peer = p.to_b;
+      op->iov[0] = {src.data(), len};
+      op->iov_count = 1;
+      op->tag = op->cq_data = 0;
+      op->flags = kOpCompletion;
+      op->context = nullptr;
+      if (p.a->post_send(op) != pollfab::util::Status::Ok) st.SkipWithError("send refused");
     }
     p.a->progress();           // the batched tx burst
     p.rx(p.io_b, *p.b);        // demux, verify, match, place, receive completions

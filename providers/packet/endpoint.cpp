@@ -1,5 +1,6 @@
 #include "providers/packet/endpoint.hpp"
 
+#include <array>
 #include <cstring>
 
 #include "lib/core/ep_options.hpp"
@@ -233,16 +234,28 @@ ssize_t TransportEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tag
   if (!enabled_) return -FI_EOPBADSTATE;
   if (a.count > transport::kMaxIov || (a.count && !a.iov)) return -FI_EINVAL;
   util::Guard<util::MaybeLock> g(tdom_->lock());
-  transport::SendOp op;
-  op.peer = resolve(a.addr);
-  if (op.peer == transport::kNoPeer) return no_peer_error();
-  transport::copy_iov(op.iov, a.iov, a.count);
-  op.iov_count = static_cast<uint32_t>(a.count);
-  op.tag = tagged ? a.tag : 0;
-  op.cq_data = a.data;
-  op.context = a.context;
-  op.flags = (tagged ? transport::kOpTagged : 0) | tx_flags(flags, inject_call);
-  const Status st = engine_->send(op);
+  const transport::PeerId peer = resolve(a.addr);
+  if (peer == transport::kNoPeer) return no_peer_error();
+  const auto fill = [&](transport::SendOp& op) {
+    op.peer = peer;
+    transport::copy_iov(op.iov, a.iov, a.count);
+    op.iov_count = static_cast<uint32_t>(a.count);
+    op.tag = tagged ? a.tag : 0;
+    op.cq_data = a.data;
+    op.context = a.context;
+    op.flags = (tagged ? transport::kOpTagged : 0) | tx_flags(flags, inject_call);
+  };
+  // Written straight into the engine's send slot; without one (none free: the engine answers
+  // NoResource again; a datagram engine has none) through send().
+  Status st;
+  if (transport::SendOp* slot = engine_->send_slot()) {
+    fill(*slot);
+    st = engine_->post_send(slot);
+  } else {
+    transport::SendOp op;
+    fill(op);
+    st = engine_->send(op);
+  }
   tdom_->link().posted(st);  // an automatic-progress thread asleep learns of the new timers
   return st == Status::Ok ? 0 : -core::fi_errno_of(st);
 }
@@ -250,17 +263,25 @@ ssize_t TransportEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tag
 ssize_t TransportEndpoint::recv(const core::MsgArgs& a, uint64_t flags, bool tagged) noexcept {
   if (!enabled_) return -FI_EOPBADSTATE;
   if (srx_) return -FI_EOPNOTSUPP;  // receives go to the shared context
-  transport::RecvOp op;
-  if (int r = make_recv_op(a, flags, tagged, !rx_selective_ || (flags & FI_COMPLETION),
-                           min_multi_recv_, op))
-    return r;
+  if (int r = check_recv_args(a, flags)) return r;
+  const bool completion = !rx_selective_ || (flags & FI_COMPLETION);
   util::Guard<util::MaybeLock> g(tdom_->lock());
-  op.peer = transport::kAnyPeer;
+  transport::PeerId peer = transport::kAnyPeer;
   if ((caps_ & FI_DIRECTED_RECV) && a.addr != FI_ADDR_UNSPEC && !cm_) {
-    op.peer = resolve(a.addr);
-    if (op.peer == transport::kNoPeer) return -FI_EINVAL;
+    peer = resolve(a.addr);
+    if (peer == transport::kNoPeer) return -FI_EINVAL;
   }
-  const Status st = engine_->recv(op);
+  Status st = Status::NoResource;
+  if (flags & (FI_PEEK | FI_CLAIM)) [[unlikely]] {  // they need no receive entry of their own
+    transport::RecvOp op;
+    fill_recv_op(a, flags, tagged, completion, min_multi_recv_, op);
+    op.peer = peer;
+    st = engine_->recv(op);
+  } else if (transport::RecvEntry* r = engine_->recv_entry()) {  // written in place
+    fill_recv_op(a, flags, tagged, completion, min_multi_recv_, r->op);
+    r->op.peer = peer;
+    st = engine_->post_recv(r);
+  }
   tdom_->link().posted(st);
   return st == Status::Ok ? 0 : -core::fi_errno_of(st);
 }
@@ -284,6 +305,24 @@ fi_cq_err_entry TransportEndpoint::err_entry(const Completion& c, uint64_t flags
   return e;
 }
 
+namespace {
+// The FI_* flags of a message completion's CQ entry (fi_cq(3)), indexed by its kCompSend,
+// kCompTagged, kCompRemoteCqData and kCompMultiRecv bits (a table: one load, not four tests).
+constexpr uint32_t kMsgCompletionBits = transport::kCompSend | transport::kCompRecv |
+                                        transport::kCompTagged | transport::kCompRemoteCqData |
+                                        transport::kCompMultiRecv;
+static_assert(kMsgCompletionBits == 31);
+constexpr auto kMsgCompletionFlags = [] {
+  std::array<uint64_t, kMsgCompletionBits + 1> t{};
+  for (uint32_t i = 0; i < t.size(); ++i)
+    t[i] = ((i & transport::kCompSend) ? FI_SEND : FI_RECV) |
+           ((i & transport::kCompTagged) ? FI_TAGGED : FI_MSG) |
+           ((i & transport::kCompRemoteCqData) ? FI_REMOTE_CQ_DATA : 0) |
+           ((i & transport::kCompMultiRecv) ? FI_MULTI_RECV : 0);
+  return t;
+}();
+}  // namespace
+
 void TransportEndpoint::on_completion(const Completion& c) noexcept {
   if (c.flags & (transport::kCompRma | transport::kCompAtomic)) {
     on_rma_completion(c);
@@ -294,9 +333,7 @@ void TransportEndpoint::on_completion(const Completion& c) noexcept {
   bump(send ? send_cntr_ : recv_cntr_, ok);
   core::Cq* cq = send ? tx_cq_ : rx_cq_;
   if (!cq || !c.cq_entry) return;
-  uint64_t fl = (send ? FI_SEND : FI_RECV) | ((c.flags & transport::kCompTagged) ? FI_TAGGED : FI_MSG);
-  if (c.flags & transport::kCompRemoteCqData) fl |= FI_REMOTE_CQ_DATA;
-  if (c.flags & transport::kCompMultiRecv) fl |= FI_MULTI_RECV;
+  const uint64_t fl = kMsgCompletionFlags[c.flags & kMsgCompletionBits];
   const uint64_t tag = (c.flags & transport::kCompTagged) ? c.tag : 0;
   if (ok) {
     // fi_cq(3) fi_cq_readfrom: the source only with FI_SOURCE, else FI_ADDR_NOTAVAIL.

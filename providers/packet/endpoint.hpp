@@ -140,6 +140,8 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   // fi_inject* call, which never asks for a completion). RMA and atomics always complete at
   // delivery, so kOpDeliveryComplete only changes sends.
   uint32_t tx_flags(uint64_t flags, bool inject_call) const noexcept {
+    constexpr uint64_t kAny = FI_INJECT | FI_MORE | FI_REMOTE_CQ_DATA | FI_DELIVERY_COMPLETE;
+    if (!(flags & kAny) && !inject_call && !tx_selective_) return transport::kOpCompletion;
     return ((flags & FI_INJECT) ? transport::kOpInject : 0) |
            ((flags & FI_MORE) ? transport::kOpMore : 0) |
            ((flags & FI_REMOTE_CQ_DATA) ? transport::kOpCqData : 0) |
