@@ -219,9 +219,9 @@ bool Engine::try_bundle(Peer& p, SendMsg& m) noexcept {
   // p's newest packet, still the tail of the queue (txq_slot_ points at its send slot only
   // while it waits there), holding whole messages only: m is the one after them in the FIFO.
   TxSlot& t = p.slot(p.snd_nxt - 1);
-  if (txq_slot_[txq_len_ - 1] != &t || !t.msg || t.offset || t.len != t.msg->len ||
-      !bundleable(*t.msg))
-    return false;
+  if (txq_slot_[txq_len_ - 1] != &t || !t.msg) return false;
+  // A packet that already holds a bundle passed these when its second message joined.
+  if (t.n_msgs == 1 && (t.offset || t.len != t.msg->len || !bundleable(*t.msg))) return false;
   const uint32_t before = txq_[txq_len_ - 1].len;
   if (t.n_msgs >= wire::kMaxBundleMsgs || !append_message(txq_[txq_len_ - 1], m)) {
     // The tail is full: it goes now (the receiver starts on it while the next one fills)
