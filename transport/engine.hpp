@@ -305,6 +305,8 @@ class Engine {
   static constexpr uint32_t kTxQueue = 64;
   // Packets a post flushes at, when it is not the first since progress() (transmit.cpp).
   static constexpr uint32_t kTxBurst = 32;
+  // Send completions handed to the sink in one call (on_ack), at most.
+  static constexpr uint32_t kSendDoneBurst = 32;
   // Send slots beyond tx_size, kept for answers to peers' RMA/atomic requests.
   static constexpr uint32_t kAnswerReserve = 64;
 

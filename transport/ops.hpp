@@ -149,10 +149,32 @@ struct Completion {
   int32_t prov_errno = 0;
 };
 
+// A send that completed successfully (kCompSend, Status::Ok): what on_sends_completed hands
+// over for each, in completion order.
+struct SendDone {
+  void* context;
+  uint64_t len;    // bytes sent
+  uint32_t flags;  // kCompSend, | kCompTagged for a tagged send
+  bool cq_entry;   // false: count it (counters) but write no CQ entry (an fi_inject call)
+};
+
 class CompletionSink {
  public:
   virtual ~CompletionSink() = default;
   virtual void on_completion(const Completion& c) noexcept = 0;
+  // n (>= 1) sends that completed successfully, oldest first, in one call: the engine passes
+  // the sends one ACK completes this way (completions in bursts). Equivalent to one
+  // on_completion each (this default), which a sink may do with less work per send.
+  virtual void on_sends_completed(const SendDone* s, uint32_t n) noexcept {
+    for (uint32_t i = 0; i < n; ++i) {
+      Completion c;
+      c.context = s[i].context;
+      c.flags = s[i].flags;
+      c.cq_entry = s[i].cq_entry;
+      c.len = s[i].len;
+      on_completion(c);
+    }
+  }
 };
 
 }  // namespace pollfab::transport

@@ -359,6 +359,17 @@ void TransportEndpoint::on_completion(const Completion& c) noexcept {
   cq->push_error(err_entry(c, fl));
 }
 
+void TransportEndpoint::on_sends_completed(const transport::SendDone* s, uint32_t n) noexcept {
+  // on_completion's success path for sends (send counter, a CQ entry if asked for), without a
+  // Completion built and a call for each.
+  for (uint32_t i = 0; i < n; ++i) {
+    bump(send_cntr_, true);
+    if (tx_cq_ && s[i].cq_entry)
+      tx_cq_->push(s[i].context, kMsgCompletionFlags[s[i].flags & kMsgCompletionBits], 0, nullptr,
+                   0, 0, FI_ADDR_NOTAVAIL);
+  }
+}
+
 void TransportEndpoint::on_rma_completion(const Completion& c) noexcept {
   using namespace transport;
   const bool ok = c.status == Status::Ok;

@@ -63,6 +63,7 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
     return std::min(engine_->next_deadline_ns(), cm_ ? cm_->next_deadline_ns() : UINT64_MAX);
   }
   void on_completion(const transport::Completion& c) noexcept override;
+  void on_sends_completed(const transport::SendDone* s, uint32_t n) noexcept override;
 
   // Data path: the members core's ops tables call (lib/core/ops_msg.hpp, ops_ep.hpp; this
   // class's tables are built from them). flags are FI_* operation flags. inject: an fi_inject*

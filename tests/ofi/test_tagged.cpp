@@ -3,7 +3,9 @@
 // domain), directed receives, FI_PEEK / FI_CLAIM / FI_DISCARD, fi_cancel, truncation,
 // selective completion, remote CQ data and fi_cq_readfrom sources, FI_MULTI_RECV with
 // FI_OPT_MIN_MULTI_RECV.
+#include <array>
 #include <cstring>
+#include <vector>
 
 #include "tests/ofi/ofi_fixture.hpp"
 
@@ -285,6 +287,62 @@ TEST(OfiCompletion, DeliveryCompleteWaitsForTheReceiveTransmitCompleteDoesNot) {
   ASSERT_EQ(Ofi::wait(s.cq, e), 1);  // now placed
   EXPECT_EQ(e.op_context, &dc);
   EXPECT_EQ(e.flags, FI_SEND | FI_TAGGED);
+}
+
+// Many sends acknowledged together (the provider takes their completions in bursts): each send
+// asking for a completion gets its CQ entry, in the order posted, with FI_SEND and FI_MSG or
+// FI_TAGGED; fi_inject gets none; the FI_SEND counter counts every one (fi_cntr(3)).
+TEST(OfiTagged, EverySendOfABurstCompletesInOrderAndIsCounted) {
+  Ofi f(kCaps);
+  ASSERT_TRUE(f.ok());
+  fi_cntr_attr attr{};
+  attr.events = FI_CNTR_EVENTS_COMP;
+  fid_cntr* sent = nullptr;
+  ASSERT_EQ(fi_cntr_open(f.domain(), &attr, &sent, nullptr), 0);
+  Ep& a = f.add_ep(0, [&](fid_ep* ep) { EXPECT_EQ(fi_ep_bind(ep, &sent->fid, FI_SEND), 0); });
+  Ep& b = f.add_ep();
+  constexpr int kN = 120;
+  std::vector<std::array<char, 32>> in(kN);
+  for (int i = 0; i < kN; ++i) {
+    ASSERT_EQ(i % 2 ? fi_trecv(b.ep, in[i].data(), 32, nullptr, FI_ADDR_UNSPEC, uint64_t(i), 0, nullptr)
+                    : fi_recv(b.ep, in[i].data(), 32, nullptr, FI_ADDR_UNSPEC, nullptr),
+              0);
+  }
+  std::vector<fi_context> ctx(kN);
+  const char msg[] = "a message of a burst";
+  int expected_entries = 0;
+  for (int i = 0; i < kN; ++i) {
+    ssize_t rc;
+    fi_cq_tagged_entry e;
+    do {
+      if (i % 5 == 4)  // inject: counted, no entry (untagged, for its receive)
+        rc = i % 2 ? fi_tinject(a.ep, msg, sizeof msg, b.self, uint64_t(i))
+                   : fi_inject(a.ep, msg, sizeof msg, b.self);
+      else
+        rc = i % 2 ? fi_tsend(a.ep, msg, sizeof msg, nullptr, b.self, uint64_t(i), &ctx[i])
+                   : fi_send(a.ep, msg, sizeof msg, nullptr, b.self, &ctx[i]);
+      if (rc == -FI_EAGAIN) fi_cq_read(b.cq, &e, 0);
+    } while (rc == -FI_EAGAIN);
+    ASSERT_EQ(rc, 0) << i;
+    if (i % 5 != 4) ++expected_entries;
+  }
+  int got = 0;
+  for (int i = 0; i < kN; ++i) {
+    if (i % 5 == 4) continue;
+    fi_cq_tagged_entry e;
+    fi_cq_tagged_entry r;
+    while (fi_cq_read(a.cq, &e, 1) == -FI_EAGAIN) fi_cq_read(b.cq, &r, 0);  // b progresses too
+    EXPECT_EQ(e.op_context, &ctx[i]) << i;
+    EXPECT_EQ(e.flags, FI_SEND | (i % 2 ? FI_TAGGED : FI_MSG)) << i;
+    ++got;
+  }
+  EXPECT_EQ(got, expected_entries);
+  EXPECT_TRUE(Ofi::quiet(a.cq));  // no entry for the injects
+  EXPECT_EQ(fi_cntr_read(sent), uint64_t(kN));
+  fi_cq_tagged_entry r;
+  for (int i = 0; i < kN; ++i) ASSERT_EQ(Ofi::wait(b.cq, r), 1) << i;
+  f.close_eps();
+  fi_close(&sent->fid);
 }
 
 }  // namespace

@@ -19,10 +19,16 @@ using testing::MemLinkConfig;
 
 struct RecordingSink final : CompletionSink {
   std::vector<Completion> comps;
+  std::vector<uint32_t> send_bursts;  // n of each on_sends_completed call
   std::function<void(const Completion&)> hook;
   void on_completion(const Completion& c) noexcept override {
     comps.push_back(c);
     if (hook) hook(c);
+  }
+  // Recorded, then one Completion each in comps (the interface's default).
+  void on_sends_completed(const SendDone* s, uint32_t n) noexcept override {
+    send_bursts.push_back(n);
+    CompletionSink::on_sends_completed(s, n);
   }
 };
 

@@ -90,6 +90,64 @@ TEST(SendCompletion, DeliveryCompleteUnderFaultsCompletesEachExactlyOnce) {
   ASSERT_TRUE(t.run_until([&] { return t.a->sends_in_use() == 0 && t.b->sends_in_use() == 0; }));
 }
 
+TEST(SendCompletion, TheSendsOfAnAckCompleteInBurstsInPostOrder) {
+  Pair t;
+  constexpr int kN = 200;
+  std::vector<std::vector<uint8_t>> out(kN);
+  std::vector<int> dc_ctx(1);
+  for (int i = 0; i < kN; ++i) {
+    out[i].assign(size_t(1 + i * 37 % 900), uint8_t(i));  // small enough to copy, not attach
+    uint32_t f = kOpCompletion;
+    if (i % 3 == 1) f |= kOpTagged;
+    if (i % 7 == 3) f = kOpInject;  // counted, no CQ entry
+    SendOp op = make_send(t.a_to_b, out[i].data(), out[i].size(), &out[i], f);
+    op.tag = uint64_t(i);
+    if (i == kN / 2) {  // completes on the target's answer, through on_completion
+      ASSERT_EQ(t.a->send(make_send(t.a_to_b, out[i].data(), out[i].size(), &dc_ctx[0], kDc)),
+                Status::Ok);
+      continue;
+    }
+    Status st;
+    while ((st = t.a->send(op)) == Status::NoResource) t.step();
+    ASSERT_EQ(st, Status::Ok) << i;
+  }
+  std::vector<std::vector<uint8_t>> in(kN);
+  for (int i = 0; i < kN; ++i) {
+    in[i].resize(900);
+    RecvOp r = make_recv(in[i].data(), in[i].size(), nullptr, kAnyPeer,
+                         kOpCompletion | ((i % 3 == 1 && i % 7 != 3 && i != kN / 2) ? kOpTagged : 0));
+    r.ignore = ~0ull;
+    ASSERT_EQ(t.b->recv(r), Status::Ok);
+  }
+  ASSERT_TRUE(t.run_until([&] { return t.sink_a.comps.size() == size_t(kN); }));
+  EXPECT_EQ(t.b->unexpected_in_use(), 0u);  // every message found its receive
+  // The bursts: several sends per call, never more than the engine's burst.
+  uint32_t in_bursts = 0, most = 0;
+  for (uint32_t n : t.sink_a.send_bursts) {
+    EXPECT_GE(n, 1u);
+    in_bursts += n;
+    most = std::max(most, n);
+  }
+  EXPECT_EQ(in_bursts, uint32_t(kN - 1));  // all but the delivery-complete send
+  EXPECT_GT(most, 1u);
+  EXPECT_LE(most, 32u);
+  // Each as on_completion would have had it, in the order posted.
+  int next = 0;
+  for (const Completion& c : t.sink_a.comps) {
+    if (c.context == &dc_ctx[0]) continue;
+    if (next == kN / 2) ++next;
+    ASSERT_LT(next, kN);
+    EXPECT_EQ(c.context, &out[next]) << next;
+    EXPECT_EQ(c.status, Status::Ok);
+    EXPECT_EQ(c.len, out[next].size());
+    EXPECT_EQ(c.cq_entry, next % 7 != 3) << next;
+    const bool tagged = next % 3 == 1 && next % 7 != 3;
+    EXPECT_EQ(c.flags, kCompSend | (tagged ? kCompTagged : 0u)) << next;
+    ++next;
+  }
+  EXPECT_EQ(next, kN);
+}
+
 TEST(SendCompletion, MoreDefersTheFlush) {
   Pair t;
   uint8_t m[8] = {};
