@@ -43,12 +43,11 @@ STEPS = [
     ("  decode", r"wire::decode\(unsigned char const\*", "72-byte header fields"),
     ("  deliver", r"Engine::deliver\(", "match, place (copy into the receive), completion"),
     ("  match", r"Matcher::match_posted\(", "posted-receive lookup"),
-    ("  receive completion", r"Engine::finish_recv\(", "Completion built, sink called (CQ write)"),
-    ("CQ write (sink)", r"RingSink::on_completion", "the entry fi_cq_read returns, written to a ring"),
+    ("  receive completion", r"RingSink::on_recvs_completed", "a packet's receive completions, one sink call (CQ write)"),
     ("re-post receive", (r"Engine::recv_entry\(", r"Engine::post_recv\(pollfab::transport::RecvEntry"), "receive entry, unexpected check, post"),
     ("ACK (receiver)", r"Engine::send_ack\(", "standalone ACK built and queued"),
     ("ACK (sender)", r"Engine::on_ack\(", "cumulative ACK, SACK, RTT sample, send completions"),
-    ("send completion", r"Engine::complete_send\(", "unpin, Completion to the sink"),
+    ("send completions (sink)", r"RingSink::on_sends_completed", "an ACK's send completions, one sink call (CQ write)"),
     ("timers (progress)", r"Engine::progress\(unsigned long\)", "per progress round: timers, pump, ACK policy, flush"),
 ]
 def table(path):

@@ -307,6 +307,8 @@ class Engine {
   static constexpr uint32_t kTxBurst = 32;
   // Send completions handed to the sink in one call (on_ack), at most.
   static constexpr uint32_t kSendDoneBurst = 32;
+  // Receive completions of one packet handed to the sink in one call, at most.
+  static constexpr uint32_t kRecvDoneBurst = 64;
   // Send slots beyond tx_size, kept for answers to peers' RMA/atomic requests.
   static constexpr uint32_t kAnswerReserve = 64;
 
@@ -527,6 +529,17 @@ class Engine {
   static constexpr uint16_t kRxFree = 32;
   PacketBuf rx_free_[kRxFree];
   uint16_t rx_free_len_ = 0;
+  // Receive completions of the packet being delivered (deliver_whole's common case), handed to
+  // the sink when deliver() returns; finish_recv hands them over first (completion order).
+  RecvDone recv_done_[kRecvDoneBurst];
+  uint32_t recv_done_n_ = 0;
+  void flush_recv_done() noexcept {
+    if (recv_done_n_) {
+      const uint32_t n = recv_done_n_;
+      recv_done_n_ = 0;
+      sink_.on_recvs_completed(recv_done_, n);
+    }
+  }
 
   EngineStats stats_;
 };

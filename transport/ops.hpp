@@ -158,6 +158,20 @@ struct SendDone {
   bool cq_entry;   // false: count it (counters) but write no CQ entry (an fi_inject call)
 };
 
+// A receive that completed successfully into a posted buffer (kCompRecv, Status::Ok, not
+// truncated, not a multi-recv buffer): what on_recvs_completed hands over for each.
+struct RecvDone {
+  void* context;
+  uint64_t len;        // bytes placed (the whole message)
+  void* buf;           // where the data starts
+  uint64_t cq_data;
+  uint64_t tag;
+  uint64_t peer_user;  // the provider's tag for the sender (fi_addr), ~0 unknown
+  PeerId peer;         // the sender
+  uint32_t flags;      // kCompRecv | kCompTagged | kCompRemoteCqData
+  bool cq_entry;       // false: count it (counters) but write no CQ entry
+};
+
 class CompletionSink {
  public:
   virtual ~CompletionSink() = default;
@@ -172,6 +186,23 @@ class CompletionSink {
       c.flags = s[i].flags;
       c.cq_entry = s[i].cq_entry;
       c.len = s[i].len;
+      on_completion(c);
+    }
+  }
+  // n (>= 1) receives that completed successfully, in delivery order, in one call (the
+  // messages of one packet). Equivalent to one on_completion each (this default).
+  virtual void on_recvs_completed(const RecvDone* r, uint32_t n) noexcept {
+    for (uint32_t i = 0; i < n; ++i) {
+      Completion c;
+      c.context = r[i].context;
+      c.flags = r[i].flags;
+      c.cq_entry = r[i].cq_entry;
+      c.len = r[i].len;
+      c.buf = r[i].buf;
+      c.cq_data = r[i].cq_data;
+      c.tag = r[i].tag;
+      c.peer = r[i].peer;
+      c.peer_user = r[i].peer_user;
       on_completion(c);
     }
   }

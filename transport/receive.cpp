@@ -138,6 +138,7 @@ bool Engine::cancel_recv(void* context) noexcept {
 
 void Engine::finish_recv(RecvEntry* r, PeerId pid, uint32_t msg_len, uint32_t flags,
                          uint64_t tag, uint64_t data, Status st) noexcept {
+  flush_recv_done();  // completions already delivered come first
   Completion c;
   c.context = r->op.context;
   c.flags = kCompRecv | ((flags & wire::kTagged) ? kCompTagged : 0) |

@@ -301,8 +301,17 @@ bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32
 
 bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept {
   if (wire::is_rma(h.type)) return on_rma(p, pid, h, payload);
-  if (h.flags & wire::kBundle) return deliver_bundle(p, pid, h, payload);
-  return deliver_message(p, pid, h, payload);
+  bool ok;
+  if (h.flags & wire::kBundle) {
+    ok = deliver_bundle(p, pid, h, payload);
+  } else if ((h.flags & (wire::kFirst | wire::kLast | wire::kDeliveryReq)) ==
+             (wire::kFirst | wire::kLast)) {  // a whole message in one packet
+    ok = deliver_whole(p, pid, h, h.flags, h.msg_len, h.tag, h.cq_data, payload);
+  } else {
+    return deliver_message(p, pid, h, payload);
+  }
+  flush_recv_done();  // this packet's receive completions, in one call
+  return ok;
 }
 
 bool Engine::deliver_bundle(Peer& p, PeerId pid, const wire::Header& h,
@@ -362,7 +371,24 @@ bool Engine::deliver_whole(Peer& p, PeerId pid, const wire::Header& h, uint16_t 
   }
   place_in(*r, 0, data, len);
   r->received = len;
-  finish_recv(r, pid, len, flags, tag, cq_data, len > r->cap ? Status::Truncated : Status::Ok);
+  if (len > r->cap || r->parent || (r->op.flags & kOpMultiRecv)) {  // truncated, multi-recv
+    finish_recv(r, pid, len, flags, tag, cq_data, len > r->cap ? Status::Truncated : Status::Ok);
+    return true;
+  }
+  // The common case, as finish_recv would report it, joins this packet's burst.
+  RecvDone& d = recv_done_[recv_done_n_++];
+  d.context = r->op.context;
+  d.len = len;
+  d.buf = r->op.iov_count ? r->op.iov[0].iov_base : nullptr;
+  d.cq_data = cq_data;
+  d.tag = tag;
+  d.peer_user = peers_[pid]->user;
+  d.peer = pid;
+  d.flags = kCompRecv | ((flags & wire::kTagged) ? kCompTagged : 0) |
+            ((flags & wire::kCqData) ? kCompRemoteCqData : 0);
+  d.cq_entry = r->op.flags & kOpCompletion;
+  matcher_->release(r);
+  if (recv_done_n_ == kRecvDoneBurst) flush_recv_done();
   return true;
 }
 

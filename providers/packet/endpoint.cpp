@@ -209,11 +209,11 @@ PeerId TransportEndpoint::resolve_slow(fi_addr_t addr) noexcept {
   return p;
 }
 
-fi_addr_t TransportEndpoint::source_of(const Completion& c) noexcept {
+fi_addr_t TransportEndpoint::source_of(transport::PeerId peer, uint64_t peer_user) noexcept {
   if (!av_) return FI_ADDR_NOTAVAIL;
-  if (!refresh_av_cache() && c.peer_user != ~0ull) return c.peer_user;
-  if (c.peer == transport::kNoPeer) return FI_ADDR_NOTAVAIL;
-  const transport::PeerAddr& pa = engine_->peer_addr(c.peer);
+  if (!refresh_av_cache() && peer_user != ~0ull) return peer_user;
+  if (peer == transport::kNoPeer) return FI_ADDR_NOTAVAIL;
+  const transport::PeerAddr& pa = engine_->peer_addr(peer);
   uint8_t bytes[kNameBytes];
   Name::from_host(tdom_->kind(), pa.host, pa.ep_id).encode(bytes);
   fi_addr_t a = FI_ADDR_NOTAVAIL;
@@ -221,7 +221,7 @@ fi_addr_t TransportEndpoint::source_of(const Completion& c) noexcept {
     a = av_->reverse(bytes);
   } catch (...) {
   }
-  if (a != FI_ADDR_NOTAVAIL) engine_->set_peer_user(c.peer, a);
+  if (a != FI_ADDR_NOTAVAIL) engine_->set_peer_user(peer, a);
   return a;
 }
 
@@ -337,7 +337,7 @@ void TransportEndpoint::on_completion(const Completion& c) noexcept {
   const uint64_t tag = (c.flags & transport::kCompTagged) ? c.tag : 0;
   if (ok) {
     // fi_cq(3) fi_cq_readfrom: the source only with FI_SOURCE, else FI_ADDR_NOTAVAIL.
-    const fi_addr_t src = send || !(caps_ & FI_SOURCE) ? FI_ADDR_NOTAVAIL : source_of(c);
+    const fi_addr_t src = send || !(caps_ & FI_SOURCE) ? FI_ADDR_NOTAVAIL : source_of(c.peer, c.peer_user);
     if (src == FI_ADDR_NOTAVAIL && !send && (caps_ & FI_SOURCE_ERR) && c.peer != transport::kNoPeer) {
       // FI_SOURCE_ERR (fi_cq(3)): a sender the AV does not know is an FI_EADDRNOTAVAIL error
       // entry whose err_data is its address in this endpoint's format (for fi_av_insert).
@@ -370,6 +370,25 @@ void TransportEndpoint::on_sends_completed(const transport::SendDone* s, uint32_
   }
 }
 
+void TransportEndpoint::on_recvs_completed(const transport::RecvDone* r, uint32_t n) noexcept {
+  // on_completion's success path for receives (receive counter, a CQ entry if asked for, the
+  // source under FI_SOURCE), without a Completion built and a call for each. A source the AV
+  // does not know under FI_SOURCE_ERR is an error entry: on_completion's business.
+  for (uint32_t i = 0; i < n; ++i) {
+    const transport::RecvDone& d = r[i];
+    fi_addr_t src = FI_ADDR_NOTAVAIL;
+    if (caps_ & FI_SOURCE) src = source_of(d.peer, d.peer_user);
+    if (src == FI_ADDR_NOTAVAIL && (caps_ & FI_SOURCE_ERR)) [[unlikely]] {
+      CompletionSink::on_recvs_completed(&d, 1);
+      continue;
+    }
+    bump(recv_cntr_, true);
+    if (!rx_cq_ || !d.cq_entry) continue;
+    rx_cq_->push(d.context, kMsgCompletionFlags[d.flags & kMsgCompletionBits], d.len, d.buf,
+                 d.cq_data, (d.flags & transport::kCompTagged) ? d.tag : 0, src);
+  }
+}
+
 void TransportEndpoint::on_rma_completion(const Completion& c) noexcept {
   using namespace transport;
   const bool ok = c.status == Status::Ok;
@@ -379,7 +398,7 @@ void TransportEndpoint::on_rma_completion(const Completion& c) noexcept {
     if (c.flags & kCompRemoteRead) bump(rread_cntr_, true);
     if (!rx_cq_ || !c.cq_entry) return;
     rx_cq_->push(nullptr, kind | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA, c.len, nullptr, c.cq_data, 0,
-                 source_of(c));
+                 source_of(c.peer, c.peer_user));
     return;
   }
   const bool read = c.flags & kCompRead;

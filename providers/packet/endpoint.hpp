@@ -64,6 +64,7 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   }
   void on_completion(const transport::Completion& c) noexcept override;
   void on_sends_completed(const transport::SendDone* s, uint32_t n) noexcept override;
+  void on_recvs_completed(const transport::RecvDone* r, uint32_t n) noexcept override;
 
   // Data path: the members core's ops tables call (lib/core/ops_msg.hpp, ops_ep.hpp; this
   // class's tables are built from them). flags are FI_* operation flags. inject: an fi_inject*
@@ -132,7 +133,9 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   bool refresh_av_cache() noexcept;
   // Close-time linger (transport.linger_ms): flush ACKs, answer retransmissions until quiet.
   void linger() noexcept;
-  fi_addr_t source_of(const transport::Completion& c) noexcept;
+  // The fi_addr of the sender a completion names (its peer and the provider's tag for it),
+  // FI_ADDR_NOTAVAIL if the AV does not hold it.
+  fi_addr_t source_of(transport::PeerId peer, uint64_t peer_user) noexcept;
   // The error entry of completion c (err from its status), flags as given.
   static fi_cq_err_entry err_entry(const transport::Completion& c, uint64_t flags) noexcept;
   // on_completion's RMA/atomic half: our operations and peers' accesses to our memory.

@@ -20,10 +20,15 @@ using testing::MemLinkConfig;
 struct RecordingSink final : CompletionSink {
   std::vector<Completion> comps;
   std::vector<uint32_t> send_bursts;  // n of each on_sends_completed call
+  std::vector<uint32_t> recv_bursts;  // n of each on_recvs_completed call
   std::function<void(const Completion&)> hook;
   void on_completion(const Completion& c) noexcept override {
     comps.push_back(c);
     if (hook) hook(c);
+  }
+  void on_recvs_completed(const RecvDone* r, uint32_t n) noexcept override {
+    recv_bursts.push_back(n);
+    CompletionSink::on_recvs_completed(r, n);
   }
   // Recorded, then one Completion each in comps (the interface's default).
   void on_sends_completed(const SendDone* s, uint32_t n) noexcept override {

@@ -129,9 +129,16 @@ TEST_F(Bundling, EachMessageKeepsItsTagCqDataAndKind) {
   a->progress();
   EXPECT_EQ(tap.packets, 2u);
   ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == size_t(kN); }));
+  // The receive completions of a packet reach the sink in one call: one for the lone first
+  // message, one for the bundle of the rest.
+  EXPECT_EQ(sink_b.recv_bursts, (std::vector<uint32_t>{1, kN - 1}));
   int untagged_seen = 0;
   for (const Completion& c : sink_b.comps) {
     ASSERT_EQ(c.status, Status::Ok);
+    EXPECT_NE(c.peer, kNoPeer);
+    EXPECT_EQ(c.peer, sink_b.comps[0].peer);
+    EXPECT_EQ(c.len, 8u);
+    EXPECT_EQ(c.buf, c.context);
     const uint64_t v = *static_cast<uint64_t*>(c.context);
     const int i = int(v - 0x1000);
     ASSERT_GE(i, 0);
@@ -294,6 +301,9 @@ TEST_F(Bundling, TruncationUnexpectedAndMultiRecvAsForLoneMessages) {
   EXPECT_EQ(std::string(multi, 24), std::string(8, 'c') + std::string(8, 'd') + std::string(8, 'e'));
   EXPECT_EQ(c[5].context, later);
   EXPECT_EQ(std::string(later, 8), std::string(8, 'f'));
+  // Only message 1 took the burst path; the truncated, multi-recv and unexpected ones did not,
+  // and it still came before the slices of the same packet (above).
+  EXPECT_EQ(sink_b.recv_bursts, (std::vector<uint32_t>{1}));
 }
 
 TEST_F(Bundling, OffItIsOneMessageAPacket) {
