@@ -470,6 +470,15 @@ class Engine {
   // The send's completion, once the I/O layer holds no reference to its memory (zero copy):
   // until then it waits on the pinned list (release_pinned, from progress).
   void complete_send(SendMsg* m, Status st) noexcept;
+  // Completes p's queued messages the cumulative ACK (snd_una) has passed, oldest first: an
+  // application's send with nothing pinned in a burst (CompletionSink::on_sends_completed),
+  // the rest through complete_send.
+  void complete_acked(Peer& p) noexcept;
+  // A whole message placed in r, a posted receive: the completion, in this packet's burst
+  // (CompletionSink::on_recvs_completed) when it is the common case (not truncated, not a
+  // multi-recv slice), else through finish_recv.
+  void complete_whole(RecvEntry* r, PeerId pid, uint32_t len, uint32_t flags, uint64_t tag,
+                      uint64_t cq_data) noexcept;
   void finish_send(SendMsg* m, Status st) noexcept;
   void release_pinned() noexcept;
 

@@ -172,6 +172,29 @@ struct RecvDone {
   bool cq_entry;       // false: count it (counters) but write no CQ entry
 };
 
+// The Completion on_completion would get for a burst's entry.
+inline Completion to_completion(const SendDone& s) noexcept {
+  Completion c;
+  c.context = s.context;
+  c.flags = s.flags;
+  c.cq_entry = s.cq_entry;
+  c.len = s.len;
+  return c;
+}
+inline Completion to_completion(const RecvDone& r) noexcept {
+  Completion c;
+  c.context = r.context;
+  c.flags = r.flags;
+  c.cq_entry = r.cq_entry;
+  c.len = r.len;
+  c.buf = r.buf;
+  c.cq_data = r.cq_data;
+  c.tag = r.tag;
+  c.peer = r.peer;
+  c.peer_user = r.peer_user;
+  return c;
+}
+
 class CompletionSink {
  public:
   virtual ~CompletionSink() = default;
@@ -180,31 +203,12 @@ class CompletionSink {
   // the sends one ACK completes this way (completions in bursts). Equivalent to one
   // on_completion each (this default), which a sink may do with less work per send.
   virtual void on_sends_completed(const SendDone* s, uint32_t n) noexcept {
-    for (uint32_t i = 0; i < n; ++i) {
-      Completion c;
-      c.context = s[i].context;
-      c.flags = s[i].flags;
-      c.cq_entry = s[i].cq_entry;
-      c.len = s[i].len;
-      on_completion(c);
-    }
+    for (uint32_t i = 0; i < n; ++i) on_completion(to_completion(s[i]));
   }
   // n (>= 1) receives that completed successfully, in delivery order, in one call (the
   // messages of one packet). Equivalent to one on_completion each (this default).
   virtual void on_recvs_completed(const RecvDone* r, uint32_t n) noexcept {
-    for (uint32_t i = 0; i < n; ++i) {
-      Completion c;
-      c.context = r[i].context;
-      c.flags = r[i].flags;
-      c.cq_entry = r[i].cq_entry;
-      c.len = r[i].len;
-      c.buf = r[i].buf;
-      c.cq_data = r[i].cq_data;
-      c.tag = r[i].tag;
-      c.peer = r[i].peer;
-      c.peer_user = r[i].peer_user;
-      on_completion(c);
-    }
+    for (uint32_t i = 0; i < n; ++i) on_completion(to_completion(r[i]));
   }
 };
 

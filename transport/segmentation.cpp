@@ -371,24 +371,7 @@ bool Engine::deliver_whole(Peer& p, PeerId pid, const wire::Header& h, uint16_t 
   }
   place_in(*r, 0, data, len);
   r->received = len;
-  if (len > r->cap || r->parent || (r->op.flags & kOpMultiRecv)) {  // truncated, multi-recv
-    finish_recv(r, pid, len, flags, tag, cq_data, len > r->cap ? Status::Truncated : Status::Ok);
-    return true;
-  }
-  // The common case, as finish_recv would report it, joins this packet's burst.
-  RecvDone& d = recv_done_[recv_done_n_++];
-  d.context = r->op.context;
-  d.len = len;
-  d.buf = r->op.iov_count ? r->op.iov[0].iov_base : nullptr;
-  d.cq_data = cq_data;
-  d.tag = tag;
-  d.peer_user = peers_[pid]->user;
-  d.peer = pid;
-  d.flags = kCompRecv | ((flags & wire::kTagged) ? kCompTagged : 0) |
-            ((flags & wire::kCqData) ? kCompRemoteCqData : 0);
-  d.cq_entry = r->op.flags & kOpCompletion;
-  matcher_->release(r);
-  if (recv_done_n_ == kRecvDoneBurst) flush_recv_done();
+  complete_whole(r, pid, len, flags, tag, cq_data);
   return true;
 }
 

@@ -28,6 +28,34 @@ void Engine::complete_send(SendMsg* m, Status st) noexcept {
   finish_send(m, st);
 }
 
+void Engine::complete_acked(Peer& p) noexcept {
+  // An application's send with no memory pinned completes in a burst with the others of this
+  // ACK (one sink call); the rest, in order, as before (a pending burst goes first).
+  SendDone done[kSendDoneBurst];
+  uint32_t n_done = 0;
+  while (p.sq_head && p.sq_head->segmented && p.sq_head->last_psn < p.snd_una) {
+    SendMsg* m = p.sq_head;
+    p.sq_head = m->next;
+    if (!p.sq_head) p.sq_tail = nullptr;
+    --p.queued_msgs;
+    if (m->origin == SendMsg::Origin::App && m->pin == kNoPin) {
+      done[n_done++] = {m->op.context, m->len,
+                        kCompSend | ((m->op.flags & kOpTagged) ? kCompTagged : 0u),
+                        (m->op.flags & kOpCompletion) != 0};
+      send_pool_.put(m);
+      if (n_done == kSendDoneBurst) {
+        sink_.on_sends_completed(done, n_done);
+        n_done = 0;
+      }
+      continue;
+    }
+    if (n_done) sink_.on_sends_completed(done, n_done);
+    n_done = 0;
+    complete_send(m, Status::Ok);
+  }
+  if (n_done) sink_.on_sends_completed(done, n_done);
+}
+
 void Engine::release_pinned() noexcept {
   SendMsg** link = &pinned_head_;
   SendMsg* prev = nullptr;

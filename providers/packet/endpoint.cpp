@@ -379,7 +379,7 @@ void TransportEndpoint::on_recvs_completed(const transport::RecvDone* r, uint32_
     fi_addr_t src = FI_ADDR_NOTAVAIL;
     if (caps_ & FI_SOURCE) src = source_of(d.peer, d.peer_user);
     if (src == FI_ADDR_NOTAVAIL && (caps_ & FI_SOURCE_ERR)) [[unlikely]] {
-      CompletionSink::on_recvs_completed(&d, 1);
+      on_completion(transport::to_completion(d));
       continue;
     }
     bump(recv_cntr_, true);
