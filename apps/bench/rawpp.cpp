@@ -18,6 +18,9 @@
 // Output columns: bytes, iterations, usec/xfer (half round trip, the mean), MB/sec
 // (fi_pingpong's definition: 2 * bytes * iterations / time), lost frames, the median half round
 // trip in usec (one clock reading per iteration; `pollfab pingpong --lat` measures the same).
+// Each frame carries its iteration: an echo that comes back after its iteration timed out
+// (200 ms) is ignored and counted on stderr, so one hiccup cannot turn the rest of the run
+// into a stream that answers every message a message early.
 // --rate: the packet-rate floor instead (tx-only -> rx-only, as a dpdk-testpmd txonly/rxonly
 // pair): the client sends ITERATIONS messages of each size back to back as bursts of 32 frames,
 // the server only receives and counts. Columns: bytes, messages, frames per message, Mmsg/s
@@ -116,14 +119,24 @@ uint32_t frames_for(const Run& r, size_t size) {
 
 // Fills n frames of a message of `size` bytes (each min(size, MTU) bytes, at least 46: the
 // frames of a multi-frame message are all full, as the ping-pong always sent them).
-void build_frames(Run& r, rte_mbuf** m, uint16_t n, size_t size) {
+// Frames of n bytes of payload (at least 46), the first 8 of which carry seq: the ping-pong's
+// iteration, which the server echoes back unchanged (the client ignores stale echoes).
+void build_frames(Run& r, rte_mbuf** m, uint16_t n, size_t size, uint64_t seq = 0) {
   for (uint16_t i = 0; i < n; ++i) {
     uint32_t len = std::min<uint32_t>(r.frame_payload, uint32_t(std::max<size_t>(size, 46)));
     auto* eth = reinterpret_cast<rte_ether_hdr*>(rte_pktmbuf_append(m[i], uint16_t(14 + len)));
     eth->dst_addr = r.peer;
     eth->src_addr = r.port->mac();
     eth->ether_type = rte_cpu_to_be_16(kEtherType);
+    memcpy(reinterpret_cast<uint8_t*>(eth) + 14, &seq, sizeof seq);
   }
+}
+
+// The iteration a received frame answers (build_frames' seq).
+uint64_t frame_seq(const rte_mbuf* f) {
+  uint64_t seq;
+  memcpy(&seq, rte_pktmbuf_mtod_offset(f, const uint8_t*, 14), sizeof seq);
+  return seq;
 }
 
 // --rate, server side: count frames of each run until `want` arrived or the link has been idle
@@ -201,7 +214,7 @@ int client(Run& r, apps::Oob& oob, const std::vector<size_t>& sizes, uint64_t it
     uint32_t frames = frames_for(r, size);
     uint64_t want = iters_now * frames, per_msg = frames;
     if (!oob.send_all(&want, sizeof want) || !oob.send_all(&per_msg, sizeof per_msg)) return 1;
-    uint64_t lost = 0;
+    uint64_t lost = 0, stale = 0;  // frames never echoed in time; echoes that came late
     std::vector<float> half_rtt;
     half_rtt.reserve(iters_now);
     std::vector<uint8_t> buf(r.place ? size_t(frames) * r.frame_payload : 0);
@@ -213,18 +226,24 @@ int client(Run& r, apps::Oob& oob, const std::vector<size_t>& sizes, uint64_t it
         rte_mbuf* m[64];
         uint16_t n = static_cast<uint16_t>(std::min<uint32_t>(left, 64));
         if (rte_pktmbuf_alloc_bulk(r.port->pool(), m, n) != 0) continue;
-        build_frames(r, m, n, size);
+        build_frames(r, m, n, size, it);
         uint16_t sent = 0;
         while (sent < n) sent += r.port->tx_burst(m + sent, n - sent);
         left -= n;
       }
+      // Only this iteration's echoes count: after a timeout the late echo of the earlier one
+      // would otherwise end this iteration at once, and every later one a message early (a
+      // pipelined stream measured as a ping-pong).
       auto deadline = Clock::now() + std::chrono::milliseconds(200);
       while (got < frames && Clock::now() < deadline) {
         rte_mbuf* m[64];
         uint16_t n = r.port->rx_burst(m, 64);
         for (uint16_t i = 0; i < n; ++i) {
           auto* eth = rte_pktmbuf_mtod(m[i], rte_ether_hdr*);
-          if (eth->ether_type == rte_cpu_to_be_16(kEtherType)) place(r, buf, got++, m[i]);
+          if (eth->ether_type == rte_cpu_to_be_16(kEtherType)) {
+            if (frame_seq(m[i]) == it) place(r, buf, got++, m[i]);
+            else ++stale;
+          }
           rte_pktmbuf_free(m[i]);
         }
       }
@@ -234,6 +253,9 @@ int client(Run& r, apps::Oob& oob, const std::vector<size_t>& sizes, uint64_t it
       prev = t;
     }
     double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    if (stale)
+      fprintf(stderr, "pollfab-rawpp: %llu late echoes of earlier iterations ignored\n",
+              (unsigned long long)stale);
     if (!oob.sync()) return 1;
     if (warm) {
       warm = false;
