@@ -105,7 +105,7 @@ RecvEntry* Matcher::match_posted(PeerId pid, bool tagged, uint64_t tag, uint64_t
     // many posted: out of L1 by now): its entry is fetched while this one is placed.
     if (r == list.front() && r->next) {
       __builtin_prefetch(r->next);
-      __builtin_prefetch(reinterpret_cast<const char*>(r->next) + 64);  // op.flags, tag, context
+      __builtin_prefetch(reinterpret_cast<const char*>(r->next) + 64);  // op.iov
     }
     list.erase(r);
     return r;

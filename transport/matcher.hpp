@@ -27,6 +27,7 @@
 // serialisation). Hot path: no allocation except the buffer of an unexpected message larger
 // than kInlineBytes.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "lib/util/intrusive_list.hpp"
@@ -35,18 +36,23 @@
 
 namespace pollfab::transport {
 
-// A posted receive, a multi-recv buffer, or a slice of one (parent set).
+// A posted receive, a multi-recv buffer, or a slice of one (parent set). Laid out for the walk
+// of the posted list (with many receives posted the entry that matches is cold): the links, cap,
+// parent and the op's peer, flags, tag, ignore and context fill the first cache line, which is
+// all that matching, unlinking and completing a whole message read besides iov[0].
 struct RecvEntry {
-  RecvOp op;
-  uint64_t cap = 0;          // bytes the iov holds
-  uint32_t received = 0;     // bytes of the current message seen (copied or truncated)
-  RecvEntry* parent = nullptr;  // slice: the multi-recv buffer it belongs to
-  uint64_t used = 0;         // multi-recv buffer: bytes lent to slices
-  uint32_t slices = 0;       // multi-recv buffer: slices not yet released
-  bool retired = false;      // multi-recv buffer: out of the posted queue, awaiting its slices
   RecvEntry* prev = nullptr;
   RecvEntry* next = nullptr;
+  uint64_t cap = 0;          // bytes the iov holds
+  RecvEntry* parent = nullptr;  // slice: the multi-recv buffer it belongs to
+  RecvOp op;
+  uint32_t received = 0;     // bytes of the current message seen (copied or truncated)
+  uint32_t slices = 0;       // multi-recv buffer: slices not yet released
+  uint64_t used = 0;         // multi-recv buffer: bytes lent to slices
+  bool retired = false;      // multi-recv buffer: out of the posted queue, awaiting its slices
 };
+static_assert(offsetof(RecvEntry, op) + offsetof(RecvOp, context) + sizeof(void*) <= 64,
+              "matching's fields left the entry's first cache line");
 // Matcher::prepare_recv sets every field by hand (the receive post's fast path): a new field
 // must be set there too.
 static_assert(sizeof(RecvEntry) == sizeof(RecvOp) + 56, "RecvEntry changed: see Matcher::prepare_recv");

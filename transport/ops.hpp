@@ -41,15 +41,17 @@ struct SendOp {
   void* context = nullptr;
 };
 
-struct RecvOp {  // iov as SendOp's
+// iov as SendOp's. What matching reads (peer, flags, tag, ignore) comes first, with context: in
+// a RecvEntry they share its first cache line with the list links (matcher.hpp).
+struct RecvOp {
   PeerId peer = kAnyPeer;  // kAnyPeer: from anyone
-  iovec iov[kMaxIov];
-  uint32_t iov_count = 0;
+  uint32_t flags = 0;
   uint64_t tag = 0;
   uint64_t ignore = 0;     // tag bits that do not take part in matching
-  uint32_t flags = 0;
   void* context = nullptr;  // kOpClaim: the context of the earlier kOpPeek|kOpClaim
+  uint32_t iov_count = 0;
   uint64_t min_multi_recv = 0;  // kOpMultiRecv: retire the buffer when less than this is free
+  iovec iov[kMaxIov];
 };
 
 // Field-by-field copies for the post paths, which copy operations built moments before with
@@ -85,7 +87,7 @@ inline void copy_op(RecvOp& d, const RecvOp& s) noexcept {
 }
 static_assert(sizeof(SendOp) == 4 + 4 + kMaxIov * sizeof(iovec) + 4 + 4 + 8 + 8 + 4 + 4 + 8,
               "SendOp changed: copy_op copies it field by field");
-static_assert(sizeof(RecvOp) == 8 + kMaxIov * sizeof(iovec) + 8 + 8 + 8 + 8 + 8 + 8,
+static_assert(sizeof(RecvOp) == 4 + 4 + 8 + 8 + 8 + 8 + 8 + kMaxIov * sizeof(iovec),
               "RecvOp changed: copy_op copies it field by field");
 
 // An RMA or atomic operation (fi_rma(3), fi_atomic(3)) on the memory region `key` of `peer`.

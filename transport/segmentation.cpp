@@ -369,8 +369,7 @@ bool Engine::deliver_whole(Peer& p, PeerId pid, const wire::Header& h, uint16_t 
     m.cq_data = cq_data;
     return deliver_message(p, pid, m, data);
   }
-  place_in(*r, 0, data, len);
-  r->received = len;
+  place_in(*r, 0, data, len);  // (received stays: only a message in progress, cur_recv, reads it)
   complete_whole(r, pid, len, flags, tag, cq_data);
   return true;
 }
