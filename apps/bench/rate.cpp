@@ -6,7 +6,7 @@
 // FI_EP_RDM. The sender keeps a window of W sends in flight (fi_send or, with -m tagged,
 // fi_tsend; each with a completion; -b B gives every B-th send without FI_MORE, the others
 // with it) and re-posts as completions come; the receiver keeps as many receives posted as the
-// run has messages left (at most 1024) and re-posts as they complete. Names are exchanged out
+// run has messages left (at most -R, default 1024) and re-posts as they complete. Names are exchanged out
 // of band (TCP); the out-of-band channel also starts each size and returns the receiver's end
 // time and CPU time.
 // Both processes must run on one machine: the rate is messages / (the receiver's last
@@ -48,6 +48,7 @@ struct Args {
   std::string prov, server, sizes = "64,4k", mode = "msg", threading = "domain";
   uint64_t msgs = 1000000;
   uint32_t window = 64, batch = 1;
+  uint32_t posted = kMaxPosted;  // receiver: receives kept posted
   uint16_t oob_port = 47595;
   int timeout_s = 60;
 };
@@ -190,7 +191,7 @@ int receive(Ofi& o, apps::Oob& oob, const Args& a) {
       return 1;
     }
     uint64_t posted = 0, got = 0;
-    size_t slots = std::min<uint64_t>(kMaxPosted, rd.msgs);
+    size_t slots = std::min<uint64_t>(a.posted, rd.msgs);
     for (size_t s = 0; s < slots; ++s, ++posted) {
       ssize_t r;
       while ((r = post_recv(o, s, rd.size)) == -FI_EAGAIN) fi_cq_read(o.rxcq, nullptr, 0);
@@ -305,6 +306,9 @@ int main(int argc, char** argv) {
   app.add_option("-S,--sizes", a.sizes, "message sizes, comma-separated (k, m suffixes)");
   app.add_option("-n,--messages", a.msgs, "messages per size");
   app.add_option("-W,--window", a.window, "sends in flight")->check(CLI::Range(1, 1024));
+  app.add_option("-R,--posted", a.posted,
+                 "receiver: receives kept posted (each re-posted as it completes; default 1024)")
+      ->check(CLI::Range(1, int(kMaxPosted)));
   app.add_option("-b,--batch", a.batch, "sends per FI_MORE batch (1 = no FI_MORE)")->check(CLI::Range(1, 1024));
   app.add_option("-m,--mode", a.mode, "msg or tagged")->check(CLI::IsMember({"msg", "tagged"}));
   app.add_option("-B,--oob-port", a.oob_port, "out-of-band TCP port");
