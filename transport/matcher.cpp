@@ -21,6 +21,28 @@ Matcher::~Matcher() {
   for (auto& l : unexpected_)
     while (UnexEntry* u = l.front()) free_unexpected(u);
   while (UnexEntry* u = claimed_.front()) free_unexpected(u);
+  while (UnexEntry* u = spare_) {
+    spare_ = u->next;
+    delete u;
+  }
+}
+
+UnexEntry* Matcher::alloc_unexpected() noexcept {
+  UnexEntry* u = spare_;
+  if (!u) return new (std::nothrow) UnexEntry;
+  spare_ = u->next;
+  --spare_n_;
+  return new (u) UnexEntry;  // every field as new UnexEntry leaves it (the buffer uninitialised)
+}
+
+void Matcher::release_unexpected(UnexEntry* u) noexcept {
+  if (spare_n_ >= kSpareUnexpected) {
+    delete u;
+    return;
+  }
+  u->next = spare_;
+  spare_ = u;
+  ++spare_n_;
 }
 
 RecvEntry* Matcher::new_recv() noexcept {
@@ -165,11 +187,11 @@ UnexEntry* Matcher::new_unexpected(PeerId pid, uint32_t flags, uint64_t tag, uin
   const bool inline_buf = msg_len <= UnexEntry::kInlineBytes;
   const uint64_t cost = sizeof(UnexEntry) + (inline_buf ? 0 : msg_len);
   if (unex_bytes_ + cost > max_unexpected_bytes_) return nullptr;
-  UnexEntry* u = new (std::nothrow) UnexEntry;
+  UnexEntry* u = alloc_unexpected();
   if (!u) return nullptr;
   u->buf = inline_buf ? u->inline_buf : static_cast<uint8_t*>(std::malloc(msg_len));
   if (!u->buf) {
-    delete u;
+    release_unexpected(u);
     return nullptr;
   }
   unex_bytes_ += cost;
@@ -194,7 +216,7 @@ void Matcher::free_unexpected(UnexEntry* u) noexcept {
     unex_bytes_ -= u->msg_len;
   }
   --unex_count_;
-  delete u;
+  release_unexpected(u);
 }
 
 void Matcher::free_owned(const void* owner) noexcept {

@@ -173,6 +173,15 @@ class Matcher {
   }
   // r left the posted queue: true if it is a buffer with open slices (retired, kept).
   bool withdraw(RecvEntry* r) noexcept;
+  // Unexpected-message entries come from a list of spares (a freed entry goes there, up to
+  // kSpareUnexpected; beyond, back to the heap): a malloc and a free per unexpected message
+  // were about 370 instructions of its ~1,300. Spares are not counted against
+  // max_unexpected_bytes (they hold no message); ~Matcher frees them.
+  static constexpr uint32_t kSpareUnexpected = 256;
+  UnexEntry* alloc_unexpected() noexcept;  // nullptr if memory is short
+  void release_unexpected(UnexEntry* u) noexcept;
+  UnexEntry* spare_ = nullptr;  // linked through next
+  uint32_t spare_n_ = 0;
 
   util::ObjectPool<RecvEntry> recv_pool_;
   util::ObjectPool<RecvEntry> slice_pool_;

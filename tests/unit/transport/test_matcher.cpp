@@ -75,6 +75,54 @@ TEST(Matcher, UnexpectedMessagesMatchInArrivalOrderWithinTheBudget) {
   EXPECT_EQ(m.unexpected_count(), 0u);
 }
 
+// A freed entry is reused for the next unexpected message (a spare, not the heap): it comes
+// back with every field as new, nothing of the message it held before.
+TEST(Matcher, AReusedUnexpectedEntryCarriesNothingOver) {
+  Matcher m(8, 1 << 20);
+  int owner;
+  UnexEntry* a = m.new_unexpected(3, wire::kTagged | wire::kCqData, 0x77, 0x99, 100, &owner);
+  ASSERT_NE(a, nullptr);
+  a->received = 100;
+  a->complete = true;
+  a->discard = true;
+  a->claimed = reinterpret_cast<RecvEntry*>(&owner);
+  a->claim_context = &owner;
+  a->answer = &owner;
+  a->buf[0] = 0x5a;
+  m.free_unexpected(a);
+  EXPECT_EQ(m.unexpected_count(), 0u);
+  UnexEntry* b = m.new_unexpected(4, 0, 0, 0, 10);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b, a) << "the spare is reused";
+  EXPECT_EQ(b->peer, 4u);
+  EXPECT_EQ(b->owner, nullptr);
+  EXPECT_EQ(b->flags, 0u);
+  EXPECT_EQ(b->tag, 0u);
+  EXPECT_EQ(b->cq_data, 0u);
+  EXPECT_EQ(b->msg_len, 10u);
+  EXPECT_EQ(b->received, 0u);
+  EXPECT_FALSE(b->complete);
+  EXPECT_FALSE(b->discard);
+  EXPECT_EQ(b->claimed, nullptr);
+  EXPECT_EQ(b->claim_context, nullptr);
+  EXPECT_EQ(b->answer, nullptr);
+  EXPECT_EQ(b->buf, b->inline_buf);
+  EXPECT_EQ(b->queue, UnexEntry::Queue::Unexpected);
+  // It is matched like any other, and the budget counts it once.
+  RecvOp op;
+  EXPECT_EQ(m.match_unexpected(op), b);
+  m.free_unexpected(b);
+  EXPECT_EQ(m.unexpected_free_bytes(), uint64_t(1) << 20);
+  // Many at once: more than the spares kept, all freed (leaks would show under ASan/valgrind).
+  std::vector<UnexEntry*> many;
+  for (int i = 0; i < 600; ++i) many.push_back(m.new_unexpected(1, 0, 0, 0, i % 2 ? 8 : 400));
+  for (UnexEntry* u : many) ASSERT_NE(u, nullptr);
+  EXPECT_EQ(m.unexpected_count(), 600u);
+  for (UnexEntry* u : many) m.free_unexpected(u);
+  EXPECT_EQ(m.unexpected_count(), 0u);
+  EXPECT_EQ(m.unexpected_free_bytes(), uint64_t(1) << 20);
+}
+
 TEST(Matcher, CancelAndRemoveIfTakePostedReceives) {
   Matcher m(8, 1 << 20);
   int c1, c2, c3;
