@@ -163,6 +163,12 @@ TEST(OfiWait, TrywaitRefusesWhilePostedSendsWaitToLeave) {
   }
   fid* fids[] = {&tx.cq->fid};
   fi_cq_entry e;
+  // A progress call just before the sends: the liveness assist, which runs a round when the
+  // application has made none since its last check (posts are not progress calls), then
+  // stays out of the next microseconds. Without it, the assist's round could land between the
+  // last send and fi_trywait and send the queued packets, and fi_trywait would rightly say 0
+  // (seen once, in a full test.sh run).
+  fi_cq_read(tx.cq, &e, 0);
   for (int i = 0; i < kN; ++i) ASSERT_EQ(fi_send(tx.ep, out[i], sizeof out[i], nullptr, to_rx, &sctx[i]), 0);
   // The first send left at once; the other two wait for a call: not safe to block yet.
   EXPECT_EQ(fi_trywait(tx.fabric, fids, 1), -FI_EAGAIN);
