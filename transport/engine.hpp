@@ -345,8 +345,9 @@ class Engine {
   bool deliver_message(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
   // Each message of a bundle in turn, from p.bundle_done on (deliver_whole for each).
   bool deliver_bundle(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
-  // One whole message of a bundle (flags .. data; h: the packet's header): into a matching
-  // posted receive at once, else through deliver_message (unexpected). False: no room.
+  // One whole message (flags .. data; h: the packet's header), of a bundle or alone in its
+  // packet: into a matching posted receive at once, else through deliver_message
+  // (unexpected). False: no room.
   bool deliver_whole(Peer& p, PeerId pid, const wire::Header& h, uint16_t flags, uint32_t len,
                      uint64_t tag, uint64_t cq_data, const uint8_t* data) noexcept;
   void abort_current(Peer& p, PeerId pid) noexcept;
@@ -479,13 +480,23 @@ class Engine {
   // multi-recv slice), else through finish_recv.
   void complete_whole(RecvEntry* r, PeerId pid, uint32_t len, uint32_t flags, uint64_t tag,
                       uint64_t cq_data) noexcept;
+  // Hands the receive completions complete_whole gathered to the sink (deliver() when a
+  // packet's delivery returns; finish_recv before any other).
+  void flush_recv_done() noexcept {
+    if (recv_done_n_) {
+      const uint32_t n = recv_done_n_;
+      recv_done_n_ = 0;
+      sink_.on_recvs_completed(recv_done_, n);
+    }
+  }
   void finish_send(SendMsg* m, Status st) noexcept;
   void release_pinned() noexcept;
 
   // datagrams (datagram.cpp)
   Status send_dgram(const SendOp& op, uint64_t len) noexcept;
-  // send()'s and post_send()'s checks on an operation; Ok or the error send() returns.
-  Status check_send(const SendOp& op, uint64_t len) const noexcept;
+  // send()'s and post_send()'s checks on an operation; Ok or the error send() returns. len:
+  // the bytes its iov holds (set once the iov count is known to be valid).
+  Status check_send(const SendOp& op, uint64_t& len) const noexcept;
   // What send() and post_send() do with a checked App message in its slot.
   Status start_send(SendMsg* m) noexcept;
   // What recv() and post_recv() do with a plain or multi-recv receive in its entry.
@@ -542,13 +553,6 @@ class Engine {
   // the sink when deliver() returns; finish_recv hands them over first (completion order).
   RecvDone recv_done_[kRecvDoneBurst];
   uint32_t recv_done_n_ = 0;
-  void flush_recv_done() noexcept {
-    if (recv_done_n_) {
-      const uint32_t n = recv_done_n_;
-      recv_done_n_ = 0;
-      sink_.on_recvs_completed(recv_done_, n);
-    }
-  }
 
   EngineStats stats_;
 };

@@ -10,17 +10,19 @@
 
 namespace pollfab::transport {
 
-Status Engine::check_send(const SendOp& op, uint64_t len) const noexcept {
+// Inline in its two callers (both here): a call per post cost the sender ~15 instructions.
+[[gnu::always_inline]] inline Status Engine::check_send(const SendOp& op,
+                                                        uint64_t& len) const noexcept {
   if (op.iov_count > kMaxIov) return Status::Invalid;
   if (op.peer >= peers_.size()) return Status::Invalid;
+  len = iov_bytes(op.iov, op.iov_count);
   if (len > cfg_.max_msg_size) return Status::TooBig;
   if ((op.flags & kOpInject) && len > cfg_.inject_size) return Status::TooBig;
   return Status::Ok;
 }
 
 Status Engine::send(const SendOp& op) noexcept {
-  if (op.iov_count > kMaxIov) return Status::Invalid;
-  const uint64_t len = iov_bytes(op.iov, op.iov_count);
+  uint64_t len = 0;
   if (Status st = check_send(op, len); st != Status::Ok) return st;
   if (!cfg_.reliable) return send_dgram(op, len);
   if (send_pool_.in_use() >= cfg_.tx_size) return Status::NoResource;  // the rest is for answers
@@ -40,7 +42,7 @@ SendOp* Engine::send_slot() noexcept {
 Status Engine::post_send(SendOp* op) noexcept {
   static_assert(std::is_standard_layout_v<SendMsg> && offsetof(SendMsg, op) == 0);
   SendMsg* m = reinterpret_cast<SendMsg*>(op);  // op is the slot's first member
-  const uint64_t len = op->iov_count <= kMaxIov ? iov_bytes(op->iov, op->iov_count) : 0;
+  uint64_t len = 0;
   Status st = check_send(*op, len);
   if (st == Status::Ok && (op->flags & kOpDeliveryComplete) && rma_free_.empty())
     st = Status::NoResource;
