@@ -414,9 +414,10 @@ void print_result(const Result& r, const PingpongArgs& a) {
 }
 
 // One ping-pong run of iters round trips; us: its length. rtt (client, may be null): each
-// iteration's half round trip in us (one clock reading per iteration).
-int run_pingpong(Fabric& f, size_t size, uint64_t iters, bool client, bool check, double& us,
-                 std::vector<float>* rtt = nullptr) {
+// iteration's half round trip in us (one clock reading per iteration). Never inlined:
+// scripts/bench-instructions.sh counts its instructions by name (callgrind --toggle-collect).
+[[gnu::noinline]] int run_pingpong(Fabric& f, size_t size, uint64_t iters, bool client,
+                                   bool check, double& us, std::vector<float>* rtt = nullptr) {
   auto t0 = Clock::now();
   auto prev = t0;
   for (uint64_t i = 0; i < iters; ++i) {

@@ -72,7 +72,9 @@ void place(const Run& r, std::vector<uint8_t>& buf, uint64_t index, const rte_mb
 // come per size over OOB). per_frame: each frame goes back as it arrives; otherwise a message's
 // frames go back once all of them are in (a frame lost for good leaves the rest of the run to
 // the client's deadline and the 120 s bound).
-int serve(Run& r, apps::Oob& oob, bool per_frame) {
+// Never inlined (nor serve_rate, client_rate): scripts/bench-instructions.sh counts their
+// instructions by name (callgrind --toggle-collect).
+[[gnu::noinline]] int serve(Run& r, apps::Oob& oob, bool per_frame) {
   std::vector<rte_mbuf*> msg;
   for (;;) {
     uint64_t want = 0, frames = 0;
@@ -141,7 +143,7 @@ uint64_t frame_seq(const rte_mbuf* f) {
 
 // --rate, server side: count frames of each run until `want` arrived or the link has been idle
 // for 500 ms; report first-to-last receive time and the count over the out-of-band channel.
-int serve_rate(Run& r, apps::Oob& oob) {
+[[gnu::noinline]] int serve_rate(Run& r, apps::Oob& oob) {
   for (;;) {
     uint64_t want = 0;
     if (!oob.recv_all(&want, sizeof want) || want == 0) return 0;
@@ -170,7 +172,8 @@ int serve_rate(Run& r, apps::Oob& oob) {
   }
 }
 
-int client_rate(Run& r, apps::Oob& oob, const std::vector<size_t>& sizes, uint64_t iters) {
+[[gnu::noinline]] int client_rate(Run& r, apps::Oob& oob, const std::vector<size_t>& sizes,
+                                  uint64_t iters) {
   printf("%-10s %-10s %7s %12s %12s %8s\n", "bytes", "#msgs", "frames", "Mmsg/s", "Mframes/s", "lost");
   std::vector<size_t> all{64};  // untimed warm-up first
   all.insert(all.end(), sizes.begin(), sizes.end());

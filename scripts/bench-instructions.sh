@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): instructions per message of the whole stack, side by side with the raw
+# DPDK floor doing the same job on the same vdev, as ratios. Wall-clock figures on this VM move
+# 20-30% with the host (docs/performance.md, "The floor, and why it moves"); instruction counts
+# do not, so a change to the data path shows here even when the clock cannot see it.
+#   - message rate, 64 B over net_memif: each side of a pollfab-bench-rate pair (fi_send and
+#     fi_tsend, 64 in flight) against each side of the raw tx-only -> rx-only pair
+#     (pollfab-rawpp --rate, bursts of 32 frames);
+#   - ping-pong turnaround, 64 B: the server of `pollfab pingpong` (fi_cq_read until the message
+#     is in, the reply's fi_inject, the fi_recv re-post) against the raw echo server
+#     (pollfab-rawpp) over net_memif; the same server with pollfab's udp provider on loopback in
+#     a testbed namespace (user-mode instructions only: the socket calls' kernel work is not
+#     counted, so that row is a lower bound and shows pollfab's own share). The reference
+#     libfabric has no kernel-bypass provider here: its tcp;ofi_rxm spends its time in the kernel,
+#     which callgrind does not see, so it is compared by the clock (bench-compare.sh, bench-rate.sh).
+# How: one side runs under callgrind, the other at full speed, so the measured side never waits
+# for data (it polls empty rarely). callgrind counts only inside the round's functions
+# (--toggle-collect: bench-rate's send_round / receive_round, pingpong's run_pingpong, rawpp's
+# client_rate / serve_rate / serve; never inlined, so they have names), which holds the
+# application's loop, the library and the PMD, and leaves out setup and the out-of-band waits.
+# The count is divided by the messages of the rounds, the tools' untimed warm-up rounds included
+# (bench-rate min(N, 20000), rawpp --rate 1000, the ping-pongs 200).
+# Run as root; needs valgrind (scripts/install-deps.sh). About a minute (--quick: half that).
+# Options: --quick (fewer messages), --no-build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n_rate=200000; n_pp=50000; n_slow=10000; build=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) n_rate=50000; n_pp=10000; n_slow=2000 ;;
+    --no-build) build=0 ;;
+    *) echo "bench-instructions: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ "$(id -u)" -eq 0 ] || { echo "bench-instructions: run as root" >&2; exit 1; }
+if [ "$build" = 1 ]; then
+  scripts/install-deps.sh >/dev/null
+  scripts/build.sh >/tmp/pollfab-bench-build.log 2>&1 || { cat /tmp/pollfab-bench-build.log; exit 1; }
+fi
+P=$PWD/build/apps/pollfab
+RAW=$PWD/build/apps/pollfab-rawpp
+RATE=$PWD/build/apps/pollfab-bench-rate
+. scripts/lib/bench_env.sh  # $out, $bg, the cleanup trap
+
+# run NAME MSGS SIDE FUNCS SERVER_CMD... :: CLIENT_CMD...: the server in the background, then the
+# client, each bounded. In both commands the word VG marks where valgrind goes (after the
+# testbed or namespace prefix): on SIDE (srv or cli) it becomes callgrind collecting only inside
+# FUNCS (comma-separated function names), on the other side nothing. Prints instructions per
+# message (the count over MSGS), or n/a if the pair failed.
+run() {
+  local name=$1 msgs=$2 side=$3 funcs=$4; shift 4
+  local -a vg=(valgrind --tool=callgrind --collect-atstart=no "--callgrind-out-file=$out/$name.cg")
+  local -a fs srv=() cli=()
+  local f w
+  IFS=, read -ra fs <<< "$funcs"
+  for f in "${fs[@]}"; do vg+=("--toggle-collect=*::$f(*"); done
+  while [ "$1" != "::" ]; do
+    if [ "$1" = VG ]; then [ "$side" = srv ] && srv+=("${vg[@]}"); else srv+=("$1"); fi
+    shift
+  done
+  shift
+  for w in "$@"; do
+    if [ "$w" = VG ]; then [ "$side" = cli ] && cli+=("${vg[@]}"); else cli+=("$w"); fi
+  done
+  timeout 600 "${srv[@]}" > "$out/$name.s" 2>&1 &
+  bg=$!
+  # The server listens on its out-of-band port once its fabric is up: under valgrind that takes
+  # seconds (the clients retry their connection meanwhile, for a bounded time).
+  [ "$side" = srv ] && sleep 5 || sleep 0.7
+  if ! timeout 600 "${cli[@]}" > "$out/$name.c" 2>&1; then
+    echo "bench-instructions: $name failed: $(grep -v '^==' "$out/$name.c" | tail -2 | tr '\n' ' ')" >&2
+    wait "$bg" 2>/dev/null || true
+    bg=""
+    echo n/a
+    return
+  fi
+  wait "$bg" 2>/dev/null || true
+  bg=""
+  local ir
+  ir=$(sed -n 's/^summary: //p' "$out/$name.cg" 2>/dev/null | head -1)
+  if [ -z "$ir" ] || [ "$ir" = 0 ]; then
+    echo "bench-instructions: $name: callgrind counted nothing inside $funcs" >&2
+    echo n/a
+    return
+  fi
+  awk -v ir="$ir" -v m="$msgs" 'BEGIN { printf "%.0f", ir / m }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "n/a" || b == "n/a" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+warm_rate() { echo $(( $1 + ($1 < 20000 ? $1 : 20000) )); }  # bench-rate's warm-up round
+
+echo "pollfab bench-instructions: $(date -u +%FT%TZ), 64-byte messages, callgrind (instructions per message)"
+"$P" testbed down >/dev/null 2>&1 || true
+"$P" testbed up --link memif >/dev/null
+A=$("$P" testbed addr a)
+EA=("$P" testbed exec a --)
+EB=("$P" testbed exec b --)
+m_rate=$(warm_rate "$n_rate")
+m_raw=$((n_rate + 1000))
+m_pp=$((n_pp + 200))
+m_slow=$((n_slow + 200))
+
+raw_tx=$(run raw_tx "$m_raw" cli client_rate "${EA[@]}" VG "$RAW" --rate :: \
+  "${EB[@]}" VG "$RAW" --rate -S 64 -I "$n_rate" "$A")
+raw_rx=$(run raw_rx "$m_raw" srv serve_rate "${EA[@]}" VG "$RAW" --rate :: \
+  "${EB[@]}" VG "$RAW" --rate -S 64 -I "$n_rate" "$A")
+for mode in msg tagged; do
+  declare "tx_$mode=$(run "tx_$mode" "$m_rate" cli send_round "${EA[@]}" VG "$RATE" -p dpdk -m $mode :: \
+    "${EB[@]}" VG "$RATE" -p dpdk -m $mode -S 64 -n "$n_rate" "$A")"
+  declare "rx_$mode=$(run "rx_$mode" "$m_rate" srv receive_round "${EA[@]}" VG "$RATE" -p dpdk -m $mode :: \
+    "${EB[@]}" VG "$RATE" -p dpdk -m $mode -S 64 -n "$n_rate" "$A")"
+done
+raw_pp=$(run raw_pp "$m_pp" srv serve "${EA[@]}" VG "$RAW" :: "${EB[@]}" VG "$RAW" -S 64 -I "$n_pp" "$A")
+pf_pp=$(run pf_pp "$m_pp" srv run_pingpong "${EA[@]}" VG "$P" pingpong -p dpdk -S 64 -I "$n_pp" :: \
+  "${EB[@]}" VG "$P" pingpong -p dpdk -S 64 -I "$n_pp" "$A")
+NS=(ip netns exec pollfab-a)
+udp_pp=$(run udp_pp "$m_slow" srv run_pingpong "${NS[@]}" VG "$P" pingpong -p udp -S 64 -I "$n_slow" :: \
+  "${NS[@]}" VG "$P" pingpong -p udp -S 64 -I "$n_slow" 127.0.0.1)
+"$P" testbed down >/dev/null
+
+echo
+printf "%-52s %10s %10s %8s\n" "instructions per 64-byte message" "pollfab" "raw floor" "ratio"
+printf "%-52s %10s %10s %8s\n" "rate, sender, fi_send (raw: tx-only, per frame)" "$tx_msg" "$raw_tx" "$(ratio "$tx_msg" "$raw_tx")"
+printf "%-52s %10s %10s %8s\n" "rate, sender, fi_tsend" "$tx_tagged" "$raw_tx" "$(ratio "$tx_tagged" "$raw_tx")"
+printf "%-52s %10s %10s %8s\n" "rate, receiver, fi_recv (raw: rx-only, per frame)" "$rx_msg" "$raw_rx" "$(ratio "$rx_msg" "$raw_rx")"
+printf "%-52s %10s %10s %8s\n" "rate, receiver, fi_trecv" "$rx_tagged" "$raw_rx" "$(ratio "$rx_tagged" "$raw_rx")"
+printf "%-52s %10s %10s %8s\n" "ping-pong turnaround, dpdk over net_memif (server)" "$pf_pp" "$raw_pp" "$(ratio "$pf_pp" "$raw_pp")"
+printf "%-52s %10s %10s %8s\n" "ping-pong turnaround, udp provider, loopback" "$udp_pp" "$raw_pp" "$(ratio "$udp_pp" "$raw_pp")"
+echo "rate: $n_rate messages (+ warm-up), the other side at full speed; ping-pong: $n_pp round trips"
+echo "(udp: $n_slow). Whole process inside the round: application loop, library, PMD. udp: user"
+echo "mode only (its socket calls' kernel work is not counted)."
