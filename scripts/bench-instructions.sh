@@ -8,11 +8,12 @@
 #     (pollfab-rawpp --rate, bursts of 32 frames);
 #   - ping-pong turnaround, 64 B: the server of `pollfab pingpong` (fi_cq_read until the message
 #     is in, the reply's fi_inject, the fi_recv re-post) against the raw echo server
-#     (pollfab-rawpp) over net_memif; the same server with pollfab's udp provider on loopback in
-#     a testbed namespace (user-mode instructions only: the socket calls' kernel work is not
-#     counted, so that row is a lower bound and shows pollfab's own share). The reference
-#     libfabric has no kernel-bypass provider here: its tcp;ofi_rxm spends its time in the kernel,
-#     which callgrind does not see, so it is compared by the clock (bench-compare.sh, bench-rate.sh).
+#     (pollfab-rawpp) over net_memif, and the same at 4 KiB (3 frames each way); the 64-byte
+#     server with pollfab's udp provider on loopback in a testbed namespace (user mode only: the
+#     socket calls' kernel work is not counted, so that row is a lower bound and shows pollfab's
+#     own share). The reference libfabric has no kernel-bypass provider here: its tcp;ofi_rxm
+#     spends its time in the kernel, which callgrind does not see, so the clock compares it
+#     (bench-compare.sh, bench-rate.sh).
 # How: one side runs under callgrind, the other at full speed, so the measured side never waits
 # for data (it polls empty rarely). callgrind counts only inside the round's functions
 # (--toggle-collect: bench-rate's send_round / receive_round, pingpong's run_pingpong, rawpp's
@@ -20,7 +21,7 @@
 # application's loop, the library and the PMD, and leaves out setup and the out-of-band waits.
 # The count is divided by the messages of the rounds, the tools' untimed warm-up rounds included
 # (bench-rate min(N, 20000), rawpp --rate 1000, the ping-pongs 200).
-# Run as root; needs valgrind (scripts/install-deps.sh). About a minute (--quick: half that).
+# Run as root; needs valgrind (scripts/install-deps.sh). About two minutes (--quick: one).
 # Options: --quick (fewer messages), --no-build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -87,9 +88,10 @@ run() {
   awk -v ir="$ir" -v m="$msgs" 'BEGIN { printf "%.0f", ir / m }'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "n/a" || b == "n/a" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+row() { printf "%-52s %10s %10s %8s\n" "$1" "$2" "$3" "$(ratio "$2" "$3")"; }  # label, pollfab, floor
 warm_rate() { echo $(( $1 + ($1 < 20000 ? $1 : 20000) )); }  # bench-rate's warm-up round
 
-echo "pollfab bench-instructions: $(date -u +%FT%TZ), 64-byte messages, callgrind (instructions per message)"
+echo "pollfab bench-instructions: $(date -u +%FT%TZ), callgrind (instructions per message)"
 "$P" testbed down >/dev/null 2>&1 || true
 "$P" testbed up --link memif >/dev/null
 A=$("$P" testbed addr a)
@@ -99,33 +101,41 @@ m_rate=$(warm_rate "$n_rate")
 m_raw=$((n_rate + 1000))
 m_pp=$((n_pp + 200))
 m_slow=$((n_slow + 200))
+n_pp4k=$((n_pp / 2)); m_pp4k=$((n_pp4k + 200))
 
 raw_tx=$(run raw_tx "$m_raw" cli client_rate "${EA[@]}" VG "$RAW" --rate :: \
   "${EB[@]}" VG "$RAW" --rate -S 64 -I "$n_rate" "$A")
 raw_rx=$(run raw_rx "$m_raw" srv serve_rate "${EA[@]}" VG "$RAW" --rate :: \
   "${EB[@]}" VG "$RAW" --rate -S 64 -I "$n_rate" "$A")
 for mode in msg tagged; do
-  declare "tx_$mode=$(run "tx_$mode" "$m_rate" cli send_round "${EA[@]}" VG "$RATE" -p dpdk -m $mode :: \
-    "${EB[@]}" VG "$RATE" -p dpdk -m $mode -S 64 -n "$n_rate" "$A")"
-  declare "rx_$mode=$(run "rx_$mode" "$m_rate" srv receive_round "${EA[@]}" VG "$RATE" -p dpdk -m $mode :: \
-    "${EB[@]}" VG "$RATE" -p dpdk -m $mode -S 64 -n "$n_rate" "$A")"
+  rate_srv=("${EA[@]}" VG "$RATE" -p dpdk -m "$mode")
+  rate_cli=("${EB[@]}" VG "$RATE" -p dpdk -m "$mode" -S 64 -n "$n_rate" "$A")
+  declare "tx_$mode=$(run "tx_$mode" "$m_rate" cli send_round "${rate_srv[@]}" :: "${rate_cli[@]}")"
+  declare "rx_$mode=$(run "rx_$mode" "$m_rate" srv receive_round "${rate_srv[@]}" :: "${rate_cli[@]}")"
 done
 raw_pp=$(run raw_pp "$m_pp" srv serve "${EA[@]}" VG "$RAW" :: "${EB[@]}" VG "$RAW" -S 64 -I "$n_pp" "$A")
 pf_pp=$(run pf_pp "$m_pp" srv run_pingpong "${EA[@]}" VG "$P" pingpong -p dpdk -S 64 -I "$n_pp" :: \
   "${EB[@]}" VG "$P" pingpong -p dpdk -S 64 -I "$n_pp" "$A")
+# 4 KiB: 3 frames of the MTU each way. Both tools warm up with 200 64-byte round trips first,
+# counted here as 4 KiB ones (the figure is then under 1% low).
+raw_pp4k=$(run raw_pp4k "$m_pp4k" srv serve "${EA[@]}" VG "$RAW" :: \
+  "${EB[@]}" VG "$RAW" -S 4k -I "$n_pp4k" "$A")
+pf_pp4k=$(run pf_pp4k "$m_pp4k" srv run_pingpong "${EA[@]}" VG "$P" pingpong -p dpdk -S 4k -I "$n_pp4k" :: \
+  "${EB[@]}" VG "$P" pingpong -p dpdk -S 4k -I "$n_pp4k" "$A")
 NS=(ip netns exec pollfab-a)
 udp_pp=$(run udp_pp "$m_slow" srv run_pingpong "${NS[@]}" VG "$P" pingpong -p udp -S 64 -I "$n_slow" :: \
   "${NS[@]}" VG "$P" pingpong -p udp -S 64 -I "$n_slow" 127.0.0.1)
 "$P" testbed down >/dev/null
 
 echo
-printf "%-52s %10s %10s %8s\n" "instructions per 64-byte message" "pollfab" "raw floor" "ratio"
-printf "%-52s %10s %10s %8s\n" "rate, sender, fi_send (raw: tx-only, per frame)" "$tx_msg" "$raw_tx" "$(ratio "$tx_msg" "$raw_tx")"
-printf "%-52s %10s %10s %8s\n" "rate, sender, fi_tsend" "$tx_tagged" "$raw_tx" "$(ratio "$tx_tagged" "$raw_tx")"
-printf "%-52s %10s %10s %8s\n" "rate, receiver, fi_recv (raw: rx-only, per frame)" "$rx_msg" "$raw_rx" "$(ratio "$rx_msg" "$raw_rx")"
-printf "%-52s %10s %10s %8s\n" "rate, receiver, fi_trecv" "$rx_tagged" "$raw_rx" "$(ratio "$rx_tagged" "$raw_rx")"
-printf "%-52s %10s %10s %8s\n" "ping-pong turnaround, dpdk over net_memif (server)" "$pf_pp" "$raw_pp" "$(ratio "$pf_pp" "$raw_pp")"
-printf "%-52s %10s %10s %8s\n" "ping-pong turnaround, udp provider, loopback" "$udp_pp" "$raw_pp" "$(ratio "$udp_pp" "$raw_pp")"
+printf "%-52s %10s %10s %8s\n" "instructions per message (64 B unless named)" pollfab "raw floor" ratio
+row "rate, sender, fi_send (raw: tx-only, per frame)" "$tx_msg" "$raw_tx"
+row "rate, sender, fi_tsend" "$tx_tagged" "$raw_tx"
+row "rate, receiver, fi_recv (raw: rx-only, per frame)" "$rx_msg" "$raw_rx"
+row "rate, receiver, fi_trecv" "$rx_tagged" "$raw_rx"
+row "ping-pong turnaround, dpdk over net_memif (server)" "$pf_pp" "$raw_pp"
+row "ping-pong turnaround at 4 KiB, dpdk over net_memif" "$pf_pp4k" "$raw_pp4k"
+row "ping-pong turnaround, udp provider, loopback" "$udp_pp" "$raw_pp"
 echo "rate: $n_rate messages (+ warm-up), the other side at full speed; ping-pong: $n_pp round trips"
-echo "(udp: $n_slow). Whole process inside the round: application loop, library, PMD. udp: user"
-echo "mode only (its socket calls' kernel work is not counted)."
+echo "(4 KiB: $n_pp4k; udp: $n_slow). Whole process inside the round: application loop, library,"
+echo "PMD. udp: user mode only (its socket calls' kernel work is not counted)."
