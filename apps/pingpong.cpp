@@ -451,8 +451,10 @@ void print_result(const Result& r, const PingpongArgs& a) {
 }
 
 // Streaming: the client sends `window` messages back to back, the server acknowledges each
-// window with one 0-byte message. Returns client-side MB/s in mbps.
-int run_stream(Fabric& f, size_t size, uint64_t msgs, uint32_t window, bool client, double& mbps) {
+// window with one 0-byte message. Returns client-side MB/s in mbps. Never inlined: callgrind's
+// --toggle-collect names it (the receiver's instructions per packet under loss,
+// docs/performance.md).
+[[gnu::noinline]] int run_stream(Fabric& f, size_t size, uint64_t msgs, uint32_t window, bool client, double& mbps) {
   uint64_t windows = std::max<uint64_t>(1, msgs / window);
   auto t0 = Clock::now();
   int r;
