@@ -212,6 +212,14 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
   // congestion control.
   uint64_t sacked_sent_ns = 0;
   bool sacked_sample = false;
+  // RACK.xmit_ts (rack_xmit_ns) moves to a delivered packet's send time, but not to that of a
+  // retransmission whose ACK came sooner than min_rtt after it left: that ACK was for the
+  // original transmission (RFC 8985 6.2, step 2), and taking the retransmission's send time
+  // would make every packet sent before it look overtaken.
+  const auto rack_update = [&](const TxSlot& t) {
+    if (t.tx_count == 1 || now >= t.sent_ns + p.rtt.min_rtt_ns)
+      p.rack_xmit_ns = std::max(p.rack_xmit_ns, t.sent_ns);
+  };
   // One word of the ACK's SACK: bit k for PSN from + k. Only news (bits the scoreboard does not
   // have yet) touch the send slots: an ACK repeats every SACKed packet above the hole.
   auto mark_word = [&](Seq32 from, uint64_t w) {
@@ -226,7 +234,7 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
       if (!t.msg) continue;
       p.sack_bits.set(s);
       ++p.sacked;
-      p.rack_xmit_ns = std::max(p.rack_xmit_ns, t.sent_ns);
+      rack_update(t);
       if (t.tx_count == 1) {
         sacked_sent_ns = std::max(sacked_sent_ns, t.sent_ns);
         sacked_sample = true;
@@ -258,7 +266,7 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
       have = true;
     }
     if (!sacked) {
-      p.rack_xmit_ns = std::max(p.rack_xmit_ns, t.sent_ns);
+      rack_update(t);
     } else {
       --p.sacked;
       p.sack_bits.clear(s);
