@@ -91,9 +91,11 @@ class Pair {
 
 // Two engines on link's ends (a on end a, b on end b; their own PacketIo may filter the link's):
 // delivers each end's packets to its engine and progresses both, moving the clock to the next
-// event, until pred holds; at most max_rounds rounds. Returns pred().
-inline bool drive_until(MemLink& link, ManualClock& clock, Engine& a, Engine& b,
-                        const std::function<bool()>& pred, int max_rounds = 200000) {
+// event, until pred holds; at most max_rounds rounds. Returns pred(). TestClock: a Clock with
+// set(t) (ManualClock, or a test's own).
+template <class TestClock>
+bool drive_until(MemLink& link, TestClock& clock, Engine& a, Engine& b,
+                 const std::function<bool()>& pred, int max_rounds = 200000) {
   PacketBuf bufs[32];
   for (int i = 0; i < max_rounds; ++i) {
     if (pred()) return true;

@@ -50,33 +50,24 @@ struct SendTimes : ::testing::Test {
     c.ep_id = ep;
     return c;
   }
-  // Delivers and progresses both sides, moving the clock to the next event when a round moved
-  // nothing, until pred holds or max_rounds pass (harness.hpp drive_until). Returns pred().
-  bool drive(const std::function<bool()>& pred, int max_rounds = 200'000) {
-    PacketBuf bufs[32];
-    for (int i = 0; i < max_rounds && !pred(); ++i) {
-      for (uint16_t n; (n = link.a().rx_burst(bufs, 32)) > 0;)
-        for (uint16_t k = 0; k < n; ++k) a.on_packet(bufs[k]);
-      for (uint16_t n; (n = link.b().rx_burst(bufs, 32)) > 0;)
-        for (uint16_t k = 0; k < n; ++k) b.on_packet(bufs[k]);
-      a.progress();
-      b.progress();
-      const uint64_t t = std::min({link.next_delivery_ns(), a.next_deadline_ns(), b.next_deadline_ns()});
-      if (t != UINT64_MAX) clock.set(std::max(t, clock.now_ns() + 1));
+  bool drive(const std::function<bool()>& pred) { return drive_until(link, clock, a, b, pred); }
+  // Eight small round trips: RTT samples (srtt, min_rtt). Without one, RACK waits the initial
+  // RTO and could not misfire. Their completions are the first 8 of each sink.
+  void warm_up() {
+    small_rx.resize(8 * 64);
+    for (int i = 0; i < 8; ++i) {
+      ASSERT_EQ(b.recv(make_recv(small_rx.data() + i * 64, 64)), Status::Ok);
+      ASSERT_EQ(a.send(make_send(a_to_b, small, sizeof small)), Status::Ok);
+      ASSERT_TRUE(drive([&] { return sink_a.comps.size() == size_t(i) + 1; }));
     }
-    return pred();
+    ASSERT_GT(a.peer_stats(a_to_b).srtt_ns, 0u);
   }
+  uint8_t small[64] = {7};
+  std::vector<uint8_t> small_rx;
 };
 
 TEST_F(SendTimes, ALargeSendOverALosslessLinkGoesOnceThoughTheClockMovesDuringThePost) {
-  // An RTT sample first: without one, RACK waits the initial RTO and could not misfire.
-  std::vector<uint8_t> small(64, 7), small_rx(8 * 64);
-  for (int i = 0; i < 8; ++i) {
-    ASSERT_EQ(b.recv(make_recv(small_rx.data() + i * 64, 64)), Status::Ok);
-    ASSERT_EQ(a.send(make_send(a_to_b, small.data(), small.size())), Status::Ok);
-    ASSERT_TRUE(drive([&] { return sink_a.comps.size() == size_t(i) + 1; }));
-  }
-  ASSERT_GT(a.peer_stats(a_to_b).srtt_ns, 0u);
+  ASSERT_NO_FATAL_FAILURE(warm_up());
 
   // One post of 1 MiB: a window of packets emitted at once, more than the tx queue holds, so
   // the post flushes part of it before it ends (Engine::kTxQueue).
@@ -106,12 +97,7 @@ TEST_F(SendTimes, ALargeSendOverALosslessLinkGoesOnceThoughTheClockMovesDuringTh
 // after the probe left. Taken as delivered at the probe's send time, the next oldest packet
 // (sent before the probe) looked overtaken and was resent as well.
 TEST_F(SendTimes, AnAckForTheOriginalDoesNotMakeAProbeOvertakeTheWindow) {
-  std::vector<uint8_t> small(64, 7), small_rx(8 * 64);
-  for (int i = 0; i < 8; ++i) {
-    ASSERT_EQ(b.recv(make_recv(small_rx.data() + i * 64, 64)), Status::Ok);
-    ASSERT_EQ(a.send(make_send(a_to_b, small.data(), small.size())), Status::Ok);
-    ASSERT_TRUE(drive([&] { return sink_a.comps.size() == size_t(i) + 1; }));
-  }
+  ASSERT_NO_FATAL_FAILURE(warm_up());
   const uint64_t min_rtt = a.peer_stats(a_to_b).min_rtt_ns;
   ASSERT_GT(min_rtt, 60'000u);  // two 50 us hops: the ACK below comes back sooner than this
 
