@@ -174,12 +174,8 @@ void Engine::flush(bool restamp) noexcept {
   uint64_t now = restamp ? 0 : now_;
   for (uint16_t i = 0; i < n; ++i) {
     TxSlot* t = txq_slot_[i];
-    if (!t) continue;
-    if (!restamp) {
-      if (t->sent_ns >= now) continue;
-    } else if (!now) {
-      now = advance_now(clock_.now_ns());
-    }
+    if (!t || (!restamp && t->sent_ns >= now)) continue;
+    if (!now) now = advance_now(clock_.now_ns());
     t->sent_ns = now;
     if (t->tx_count != 1 || !t->msg) continue;
     Peer& p = P(t->msg->op.peer);
