@@ -167,6 +167,16 @@ struct PeerStats {
   uint32_t inflight_pkts = 0;           // sent, not yet cumulatively acknowledged (the span)
   uint32_t pipe_pkts = 0;               // of those, not SACKed (at most window_pkts and cwnd)
   uint32_t credits_pkts = 0;            // receiver's advertised window beyond snd_una, packets
+  // Sender: time (ns, by the engine's clock readings) a message waited with segments left to
+  // send, by what stopped it: the send window (window_pkts of pipe), the congestion window, the
+  // receiver's credits, the send ring (full, could not grow), and the packet path (no packet
+  // buffer, tx queue full). A wait still open counts up to the latest reading.
+  uint64_t blocked_window_ns = 0, blocked_cwnd_ns = 0, blocked_credits_ns = 0;
+  uint64_t blocked_ring_ns = 0, blocked_tx_ns = 0;
+  // Receiver: holes (times it began to hold packets above a missing one) and the time it held
+  // any (ns, from the arrival of the first held packet until none is held; holes that overlap
+  // count once).
+  uint64_t holes = 0, hole_ns = 0;
 };
 
 class Engine {
@@ -329,6 +339,10 @@ class Engine {
   // Sends what the windows allow of p's queue; `now` is the clock at the call (one reading per
   // post or progress round, not one per packet).
   void pump(Peer& p, uint64_t now) noexcept;
+  // What stopped pump() with segments left to send (Peer::blocked; PeerStats blocked_*_ns).
+  enum class Block : uint8_t { None, Window, Cwnd, Credits, Ring, Tx };
+  // p's wait changes to `b` at `now`: the open wait (if another cause) is added to its total.
+  static void note_blocked(Peer& p, Block b, uint64_t now) noexcept;
   // Builds and queues the packet of one segment of m (n_msgs > 1: m and the n_msgs - 1 whole
   // messages after it, a bundle being resent). False: no buffer or queue room.
   bool emit_segment(Peer& p, SendMsg& m, uint32_t offset, uint32_t len, Seq32 psn,

@@ -168,6 +168,14 @@ struct Engine::Peer {
   // counters (PeerStats)
   uint64_t tx_pkts = 0, tx_bytes = 0, rx_pkts = 0, rx_bytes = 0, retx_pkts = 0, dup_pkts = 0;
   uint64_t rto_events = 0;
+  // What pump() last stopped for with segments left to send (Engine::Block; None: it did not),
+  // since when, and the waits closed so far by cause (PeerStats blocked_*_ns).
+  uint8_t blocked = 0;
+  uint64_t blocked_since_ns = 0;
+  uint64_t blocked_ns[5] = {};
+  // The receiver's current hole: arrival of the first packet held above it (0 = none).
+  uint64_t hole_since_ns = 0;
+  uint64_t holes = 0, hole_ns = 0;
 
   // Sent and not yet cumulatively acknowledged: the span of the send window, in PSNs.
   uint32_t inflight() const noexcept { return static_cast<uint32_t>(snd_nxt - snd_una); }

@@ -41,6 +41,10 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
     return;
   }
   if (d > 0) {  // ahead of a gap: hold it (no copy) until the gap fills
+    if (p.held.empty()) {  // a new hole (PeerStats holes, hole_ns)
+      ++p.holes;
+      p.hole_since_ns = now_ ? now_ : 1;  // the packet's arrival (on_packet)
+    }
     if (p.held.has(psn)) {
       ++stats_.dup_pkts;
       ++p.dup_pkts;
@@ -111,6 +115,10 @@ void Engine::drain_held(Peer& p, PeerId pid) noexcept {
     any = true;
   }
   if (any) p.ack_now = true;
+  if (p.hole_since_ns && p.held.empty()) {  // nothing held above a missing packet now
+    p.hole_ns += now_ > p.hole_since_ns ? now_ - p.hole_since_ns : 0;
+    p.hole_since_ns = 0;
+  }
 }
 
 void Engine::note_ack_pending(Peer& p) noexcept {

@@ -142,25 +142,36 @@ void Engine::pump(Peer& p, uint64_t now) noexcept {
   // bounded by the receiver's credits and by the send ring.
   uint32_t limit = cfg_.window_pkts;
   if (cfg_.cc) limit = std::min(limit, cc_window(p.cc, cc_));
+  Block stop = Block::None;
   while (p.sq_next) {
     // A small whole message rides in the packet of the one before it, if that one has not
     // left yet: no PSN, no window, no header of its own.
     if (p.sq_next->next_offset == 0 && try_bundle(p, *p.sq_next)) continue;
-    if (p.pipe() >= limit) break;
+    if (p.pipe() >= limit) {
+      stop = limit < cfg_.window_pkts ? Block::Cwnd : Block::Window;
+      break;
+    }
     if (!flow_window_open(p.flow, p.snd_nxt)) {  // the receiver's window is closed
       if (!p.flow.persist_probe) {
         if (!p.flow.credit_stalled) ++stats_.credit_stalls;
         p.flow.credit_stalled = true;
+        stop = Block::Credits;
         break;
       }
       ++stats_.credit_probes;
     }
-    if (p.inflight() >= p.send_ring_slots() && !grow_send_ring(p)) break;
+    if (p.inflight() >= p.send_ring_slots() && !grow_send_ring(p)) {
+      stop = Block::Ring;
+      break;
+    }
     SendMsg& m = *p.sq_next;
     uint32_t off = m.next_offset;
     uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(seg_cap(m), m.len - off));
     Seq32 psn = p.snd_nxt;
-    if (!emit_segment(p, m, off, len, psn, false)) break;
+    if (!emit_segment(p, m, off, len, psn, false)) {
+      stop = Block::Tx;
+      break;
+    }
     if (off == 0 && m.origin == SendMsg::Origin::Rma && rma_slots_[m.rma_slot].message) {
       rma_slots_[m.rma_slot].first_psn = psn.raw();  // the delivery answer names it so
       rma_slots_[m.rma_slot].psn_known = true;
@@ -183,6 +194,7 @@ void Engine::pump(Peer& p, uint64_t now) noexcept {
     }
     if (!p.rto_deadline_ns) p.rto_deadline_ns = now + p.rtt.rto_ns;
   }
+  if (stop != Block(p.blocked)) [[unlikely]] note_blocked(p, stop, now);
   // Window closed with nothing in flight: the RTO timer doubles as the persist timer (nothing
   // leaves to restart it: a clock reading of its own).
   if (p.sq_next && !p.inflight() && !p.rto_deadline_ns)
@@ -191,6 +203,13 @@ void Engine::pump(Peer& p, uint64_t now) noexcept {
   // detection, so the tail probe is armed here (RFC 8985 7.2), not left to the RTO. A lost
   // single-packet message (an inject, a 0-byte reply) otherwise waited rto_min.
   arm_probe(p);
+}
+
+void Engine::note_blocked(Peer& p, Block b, uint64_t now) noexcept {
+  if (p.blocked && now > p.blocked_since_ns)
+    p.blocked_ns[p.blocked - 1] += now - p.blocked_since_ns;
+  p.blocked = static_cast<uint8_t>(b);
+  p.blocked_since_ns = now;
 }
 
 bool Engine::bundleable(const SendMsg& m) const noexcept {

@@ -89,6 +89,13 @@ size_t peer_counters(const PeerStats& s, Counter* out) noexcept {
   out[n++] = {"cwnd_pkts", s.cwnd_pkts};
   out[n++] = {"inflight_pkts", s.inflight_pkts};
   out[n++] = {"credits_pkts", s.credits_pkts};
+  out[n++] = {"blocked_window_ns", s.blocked_window_ns};
+  out[n++] = {"blocked_cwnd_ns", s.blocked_cwnd_ns};
+  out[n++] = {"blocked_credits_ns", s.blocked_credits_ns};
+  out[n++] = {"blocked_ring_ns", s.blocked_ring_ns};
+  out[n++] = {"blocked_tx_ns", s.blocked_tx_ns};
+  out[n++] = {"holes", s.holes};
+  out[n++] = {"hole_ns", s.hole_ns};
   return n;
 }
 

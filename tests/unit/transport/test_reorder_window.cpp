@@ -20,30 +20,6 @@ namespace {
 using util::Seq32;
 using util::Status;
 
-// Drops the data packet with PSN `drop_psn` the first `times` times it is sent.
-struct DropPsn final : PacketIoFilter {
-  using PacketIoFilter::PacketIoFilter;
-  uint16_t tx_burst(PacketBuf* pkts, uint16_t n) noexcept override {
-    uint16_t k = 0;
-    for (uint16_t i = 0; i < n; ++i) {
-      wire::Header h;
-      if (dropped < times && wire::decode(pkts[i].data, pkts[i].len, h) ==
-                          wire::DecodeError::None &&
-          h.type == wire::Type::Data && h.psn == drop_psn) {
-        ++dropped;
-        inner_.free(&pkts[i], 1);
-        continue;
-      }
-      pkts[k++] = pkts[i];
-    }
-    const uint16_t sent = inner_.tx_burst(pkts, k);
-    return static_cast<uint16_t>(sent + (n - k));  // dropped packets count as consumed
-  }
-  uint32_t drop_psn = 1;
-  uint32_t times = 2;
-  uint32_t dropped = 0;
-};
-
 struct ReorderWindow : ::testing::Test {
   // One 600-segment message from a to b over a 10 us one-way link without congestion control
   // (the windows alone decide), the second data packet lost twice (its first retransmission

@@ -1,0 +1,121 @@
+// Where a transfer's time goes, as a user reads it in the peer counters (docs/observability.md):
+// a sender's waits with data queued, by what stopped it (blocked_window_ns, blocked_cwnd_ns,
+// blocked_credits_ns, blocked_ring_ns, blocked_tx_ns), and a receiver's holes (holes, hole_ns:
+// packets held above a missing one). Each test makes one cause happen on a MemLink with a
+// ManualClock, so the expected time is known from the link's latency and the test's own pauses.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "tests/unit/transport/harness.hpp"
+
+namespace pollfab::transport::test {
+namespace {
+
+using util::Status;
+
+constexpr uint64_t kLatency = 10'000;  // one way, ns
+constexpr uint32_t kSeg = 1400;        // payload bytes per packet at MemLink's 1472
+
+MemLinkConfig slow_link() {
+  MemLinkConfig lc;
+  lc.latency_ns = kLatency;
+  return lc;
+}
+
+uint64_t blocked_other_than_window(const PeerStats& s) {
+  return s.blocked_cwnd_ns + s.blocked_credits_ns + s.blocked_ring_ns + s.blocked_tx_ns;
+}
+
+TEST(WaitStats, ASenderHeldByItsWindowCountsTheWaitsAsWindow) {
+  // 64 packets through a window of 8 (no congestion control): the sender stops 7 times with data
+  // queued, each time for at least a round trip, and nothing else stops it.
+  EngineConfig ca;
+  ca.cc = false;
+  ca.window_pkts = 8;
+  ca.reorder_window_pkts = 8;
+  Pair t(slow_link(), ca);
+  std::vector<uint8_t> out(64 * kSeg), in(out.size());
+  fill_xorshift(out.data(), out.size(), 3);
+  ASSERT_EQ(t.b->recv(make_recv(in.data(), in.size())), Status::Ok);
+  const uint64_t t0 = t.clock.now_ns();
+  ASSERT_EQ(t.a->send(make_send(t.a_to_b, out.data(), out.size())), Status::Ok);
+  ASSERT_TRUE(t.run_until([&] { return t.sink_a.comps.size() == 1 && t.sink_b.comps.size() == 1; }));
+  const uint64_t took = t.clock.now_ns() - t0;
+  EXPECT_EQ(in, out);
+  const PeerStats s = t.a->peer_stats(t.a_to_b);
+  EXPECT_GE(s.blocked_window_ns, 7 * 2 * kLatency) << "7 waits of a round trip or more";
+  EXPECT_LE(s.blocked_window_ns, took);
+  EXPECT_EQ(blocked_other_than_window(s), 0u);
+  const PeerStats r = t.b->peer_stats(t.b_to_a);
+  EXPECT_EQ(r.holes, 0u) << "nothing was lost";
+  EXPECT_EQ(r.hole_ns, 0u);
+  EXPECT_EQ(r.blocked_window_ns + blocked_other_than_window(r), 0u) << "b sent no data";
+}
+
+TEST(WaitStats, AReceiverWithoutReceivesCountsAsCreditsUntilItPostsThem) {
+  // b has no receive posted and room for 16 KiB of unexpected messages: its first ACKs close
+  // a's window (credits) in the middle of 100 messages of 4 KiB (300 packets, more than a's
+  // send window of 256). b posts its receives 2 ms later; a's wait for credits is most of those 2 ms,
+  // and the data arrives intact.
+  EngineConfig cb;
+  cb.max_unexpected_bytes = 16 * 1024;
+  Pair t(slow_link(), {}, cb);
+  constexpr int kMsgs = 100;
+  constexpr size_t kLen = 4096;
+  std::vector<std::vector<uint8_t>> out, in(kMsgs, std::vector<uint8_t>(kLen));
+  for (int i = 0; i < kMsgs; ++i) {
+    out.emplace_back(kLen);
+    fill_xorshift(out.back().data(), kLen, uint64_t(i) + 1);
+    ASSERT_EQ(t.a->send(make_send(t.a_to_b, out[i].data(), kLen)), Status::Ok);
+  }
+  const uint64_t pause = 2'000'000;
+  const uint64_t t_post = t.clock.now_ns() + pause;
+  t.run_until([&] { return t.clock.now_ns() >= t_post; });
+  EXPECT_LT(t.sink_b.comps.size(), size_t(kMsgs)) << "b's budget cannot hold them all";
+  for (int i = 0; i < kMsgs; ++i)
+    ASSERT_EQ(t.b->recv(make_recv(in[i].data(), kLen)), Status::Ok);
+  ASSERT_TRUE(t.run_until([&] { return t.sink_b.comps.size() == size_t(kMsgs); }));
+  EXPECT_EQ(in, out);
+  const PeerStats s = t.a->peer_stats(t.a_to_b);
+  EXPECT_GE(s.blocked_credits_ns, pause / 2) << "a waited for b's credits";
+  EXPECT_LE(s.blocked_credits_ns, t.clock.now_ns());
+  // Before b's first ACK a knew no credits: its window (256) stopped it, for a round trip and
+  // b's ACK delay at most.
+  EXPECT_LE(s.blocked_window_ns, 2 * kLatency + EngineConfig{}.ack_delay_ns);
+  EXPECT_EQ(s.blocked_ring_ns + s.blocked_tx_ns, 0u);
+}
+
+TEST(WaitStats, AHoleIsTimedFromTheFirstPacketHeldAboveItUntilItFills) {
+  // One packet (PSN 1) lost once in a 40-packet message: b holds the 38 above it until the
+  // retransmission arrives, which takes at least a round trip after the first one held (the
+  // SACK goes back, the resend comes). One hole, counted once; a's send is not blocked.
+  ManualClock clock;
+  RecordingSink sink_a, sink_b;
+  MemLink link(slow_link(), clock);
+  DropPsn drop(link.a());
+  drop.times = 1;
+  EngineConfig ca, cb;
+  ca.ep_id = 1;
+  cb.ep_id = 2;
+  Engine a(ca, drop, clock, sink_a), b(cb, link.b(), clock, sink_b);
+  const PeerId to_b = a.peer(PeerAddr{link.host(1), 2});
+  const PeerId to_a = b.peer(PeerAddr{link.host(0), 1});
+  std::vector<uint8_t> out(40 * kSeg), in(out.size());
+  fill_xorshift(out.data(), out.size(), 11);
+  ASSERT_EQ(b.recv(make_recv(in.data(), in.size())), Status::Ok);
+  ASSERT_EQ(a.send(make_send(to_b, out.data(), out.size())), Status::Ok);
+  ASSERT_TRUE(drive_until(link, clock, a, b, [&] { return sink_b.comps.size() == 1; }));
+  EXPECT_EQ(drop.dropped, 1u);
+  EXPECT_EQ(in, out);
+  const PeerStats r = b.peer_stats(to_a);
+  EXPECT_EQ(r.holes, 1u);
+  EXPECT_GE(r.hole_ns, 2 * kLatency) << "at least the SACK's way back and the resend's way";
+  EXPECT_EQ(a.peer_stats(to_b).holes, 0u);
+  clock.advance(1'000'000);
+  b.progress();
+  EXPECT_EQ(b.peer_stats(to_a).hole_ns, r.hole_ns) << "the hole is closed: its time stops";
+}
+
+}  // namespace
+}  // namespace pollfab::transport::test
