@@ -43,17 +43,22 @@ class ReorderBuffer {
   const PacketBuf& at(util::Seq32 psn) const noexcept { return ring_[index(psn)]; }
   // Holds pkt for psn; the slot must be empty.
   void put(util::Seq32 psn, const PacketBuf& pkt) noexcept {
-    ring_[index(psn)] = pkt;
+    copy_pkt(ring_[index(psn)], pkt);
     bits_.set(psn);
     ++count_;
   }
   // Records psn as received and placed (no packet held); the slot must be empty.
+  // Written into the slot field by field: a PacketBuf built on the stack and copied whole
+  // stalled on store-to-load forwarding behind the placement's copy (6% of a receiver's time
+  // at 1% loss, perf).
   void put_placed(util::Seq32 psn, const Placed& pl) noexcept {
-    PacketBuf mark;  // data == nullptr: placed; the other fields carry pl
+    PacketBuf& mark = ring_[index(psn)];  // data == nullptr: placed; the other fields carry pl
+    mark.data = nullptr;
     mark.cap = pl.offset;
     mark.len = pl.len;
     mark.ext_len = pl.last;
-    put(psn, mark);
+    bits_.set(psn);
+    ++count_;
   }
   // True if psn's slot (has(psn)) is a placed segment rather than a packet.
   bool placed(util::Seq32 psn) const noexcept { return !at(psn).data; }
