@@ -95,7 +95,7 @@ void Engine::finish_send(SendMsg* m, Status st) noexcept {
 }
 
 void Engine::rx_free(PacketBuf& pkt) noexcept {
-  rx_free_[rx_free_len_++] = pkt;
+  copy_pkt(rx_free_[rx_free_len_++], pkt);  // field by field: pkt may be freshly written
   if (rx_free_len_ == kRxFree) flush_rx_free();
 }
 
