@@ -8,6 +8,7 @@
 // (the first `n_sent`), the caller keeps the rest; buffers from rx_burst() are the receiver's
 // until it calls free(). Thread-safety: none (the owning domain serialises calls).
 #pragma once
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -24,6 +25,19 @@ struct HostAddr {
     return std::memcmp(a.bytes, b.bytes, sizeof a.bytes) == 0;
   }
 };
+
+// Sets all 16 bytes of a from two 8-byte halves (lo: bytes 0-7, hi: bytes 8-15, in memory
+// order) with one 16-byte store. An I/O layer's rx_burst fills a packet's src just before the
+// engine reads it whole (a 16-byte load): a load over several smaller stores still in flight
+// cannot be forwarded from them and waits until they retire (about 2% of a 64-byte sender's
+// time, perf; docs/performance.md item 34).
+// lo and hi are the halves as this (little-endian) host loads them from memory.
+inline void store_host(HostAddr& a, uint64_t lo, uint64_t hi) noexcept {
+  static_assert(std::endian::native == std::endian::little, "store_host: halves in memory order");
+  typedef uint64_t Halves __attribute__((vector_size(16)));
+  const Halves v = {lo, hi};
+  std::memcpy(a.bytes, &v, sizeof v);
+}
 
 // A transport-level endpoint address: host + endpoint id (the pollfab header's ep fields).
 struct PeerAddr {

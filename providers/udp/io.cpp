@@ -159,8 +159,8 @@ uint16_t UdpIo::rx_burst(PacketBuf* out, uint16_t n) noexcept {
     out[i].data = bufs[i];
     out[i].handle = bufs[i];
     out[i].len = m[i].msg_len;
-    std::memcpy(out[i].src.bytes + 6, &from[i].sin_port, 2);
-    std::memcpy(out[i].src.bytes + 8, &from[i].sin_addr, 4);
+    // port at bytes 6-7, address at 8-11, composed in registers: one store (store_host)
+    transport::store_host(out[i].src, uint64_t(from[i].sin_port) << 48, from[i].sin_addr.s_addr);
   }
   stats_.rx_datagrams += static_cast<uint64_t>(got);
   return static_cast<uint16_t>(got);

@@ -292,10 +292,12 @@ bool UdIo::take(const ibv_wc& wc, PacketBuf& out) noexcept {
   out.data = b + kGrhBytes;
   out.handle = b;
   out.len = wc.byte_len - kGrhBytes;
-  out.src.bytes[3] = static_cast<uint8_t>(wc.src_qp >> 16);
-  out.src.bytes[4] = static_cast<uint8_t>(wc.src_qp >> 8);
-  out.src.bytes[5] = static_cast<uint8_t>(wc.src_qp);
-  util::store_be32(out.src.bytes + 8, ip);
+  // the QP number big-endian at bytes 3-5, the IPv4 address big-endian at 8-11, composed in
+  // registers: one store (store_host)
+  const uint32_t qp = wc.src_qp;
+  const uint64_t lo = uint64_t(qp >> 16 & 0xff) << 24 | uint64_t(qp >> 8 & 0xff) << 32 |
+                      uint64_t(qp & 0xff) << 40;
+  transport::store_host(out.src, lo, __builtin_bswap32(ip));
   return true;
 }
 
