@@ -306,6 +306,7 @@ void Engine::progress(uint64_t now_ns) noexcept {
   }
   flush();
   tx_eager_ = true;
+  more_batch_ = false;
 }
 
 uint64_t Engine::next_deadline_ns() const noexcept {

@@ -208,8 +208,9 @@ class Engine {
   // Posts a send. It completes once the target acknowledged it (FI_TRANSMIT_COMPLETE), or with
   // kOpDeliveryComplete once the target placed it in a receive buffer or discarded it
   // (FI_DELIVERY_COMPLETE: the target answers). Reliable mode: its packets leave at once if it
-  // is the first post since the last progress(); later posts queue until the next progress()
-  // or a full burst (kTxBurst packets), and kOpMore (FI_MORE) always queues. Datagrams always
+  // is the first post since the last progress() and nothing of ours is in flight to its peer;
+  // other posts queue until the next progress() or a full burst (kTxBurst packets), and kOpMore
+  // (FI_MORE) always queues. Datagrams always
   // leave at once. Returns Ok (accepted; completes through the sink), NoResource (retry after
   // progress), TooBig (length > max_msg_size, or > inject_size for kOpInject, or > one
   // segment in datagram mode), Invalid (unknown peer or iov_count > kMaxIov).
@@ -478,9 +479,12 @@ class Engine {
   void restart_timers(Peer& p, uint64_t now) noexcept;  // RTO and probe for snd_una from now
   // Sets ACK_REQ on the newest queued data packet when its peer holds many unacknowledged sends.
   void request_ack() noexcept;
-  // After a post: flush unless kOpMore, if it is the first post since progress() or kTxBurst
-  // packets wait.
-  void flush_after_post(uint32_t op_flags) noexcept;
+  // After a post: flush unless kOpMore, if it is the first post since progress() and its
+  // peer was idle (nothing of ours in flight to it before this post: `idle`), or kTxBurst
+  // packets wait. A post behind messages still in flight queues: it leaves with the next
+  // progress round's burst, bundled with the posts after it, not alone (a window of small
+  // sends otherwise opened every refill with a one-message packet).
+  void flush_after_post(uint32_t op_flags, bool idle) noexcept;
   void seal(PacketBuf& pkt) noexcept;
   // The send's completion, once the I/O layer holds no reference to its memory (zero copy):
   // until then it waits on the pinned list (release_pinned, from progress).
@@ -557,7 +561,8 @@ class Engine {
   TxSlot* txq_slot_[kTxQueue] = {};  // the data segment's window slot, for the restamp; or null
   uint16_t txq_len_ = 0;
   uint16_t txq_sealed_ = 0;  // txq_[0, txq_sealed_) are sealed (flush seals the rest)
-  bool tx_eager_ = true;  // no post has flushed since the last progress()
+  bool tx_eager_ = true;  // no post has flushed (or declined to) since the last progress()
+  bool more_batch_ = false;  // an FI_MORE post queued since the last flush_after_post decision
   PacketBuf alloc_cache_[32];
   uint16_t alloc_cache_len_ = 0;
   static constexpr uint16_t kRxFree = 32;

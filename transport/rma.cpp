@@ -118,8 +118,9 @@ Status Engine::rma(const RmaOp& op) noexcept {
     complete_send(m, Status::TimedOut);
     return Status::Ok;
   }
+  const bool idle = !p.sq_head;
   queue_msg(p, m);
-  flush_after_post(op.flags);
+  flush_after_post(op.flags, idle);
   return Status::Ok;
 }
 

@@ -79,17 +79,19 @@ Status Engine::start_send(SendMsg* m) noexcept {
     return Status::Ok;
   }
   const uint32_t flags = op.flags;
+  const bool idle = !p.sq_head;  // nothing of ours in flight to this peer (flush_after_post)
   queue_msg(p, m);
-  flush_after_post(flags);
+  flush_after_post(flags, idle);
   return Status::Ok;
 }
 
 void Engine::queue_msg(Peer& p, SendMsg* m) noexcept {
-  // The clock is read when this post's packet leaves at once (the first post since a progress
-  // round flushes eagerly, stamped by this reading) or the peer was idle (a new wait starts
-  // now). A post that only queues behind others uses the latest reading: its packet is
-  // stamped when it leaves, and the timers it starts then (flush, restart_timers).
-  const uint64_t now = tx_eager_ || !p.sq_head ? advance_now(clock_.now_ns()) : now_;
+  // The clock is read when the peer was idle: a new wait starts now, and this post's packet
+  // may leave at once (the first post since a progress round to an idle peer flushes eagerly,
+  // stamped by this reading). A post that only queues behind others uses the latest reading:
+  // its packet is stamped when it leaves, and the timers it starts then (flush,
+  // restart_timers).
+  const uint64_t now = !p.sq_head ? advance_now(clock_.now_ns()) : now_;
   if (!p.sq_head) p.heard_ns = std::max(p.heard_ns, now);  // a new wait starts now
   m->next = nullptr;
   if (p.sq_tail) p.sq_tail->next = m; else p.sq_head = m;

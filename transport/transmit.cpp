@@ -123,14 +123,21 @@ bool Engine::enqueue_tx(PacketBuf& pkt) noexcept {
   return true;
 }
 
-void Engine::flush_after_post(uint32_t op_flags) noexcept {
-  if (op_flags & kOpMore) return;
-  if (tx_eager_) {
-    flush(false);  // stamped by this very post
-    tx_eager_ = false;  // until the next progress(), posts batch up
-  } else if (txq_len_ >= kTxBurst) {
-    flush();
+void Engine::flush_after_post(uint32_t op_flags, bool idle) noexcept {
+  if (op_flags & kOpMore) {
+    more_batch_ = true;
+    return;
   }
+  const bool batch_end = more_batch_;  // the last post of an FI_MORE batch
+  more_batch_ = false;
+  if (tx_eager_) {
+    tx_eager_ = false;  // until the next progress(), posts batch up
+    if (idle || batch_end) {
+      flush(false);  // stamped by this very post (or the batch's first)
+      return;
+    }
+  }
+  if (txq_len_ >= kTxBurst) flush();
 }
 
 // A sender holding many sends' completions and nothing more to send asks for its ACK at once

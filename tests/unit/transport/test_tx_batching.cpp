@@ -1,10 +1,12 @@
-// Batching across posts (transmit.cpp): the first post after a progress() leaves at once in a tx
-// burst of its own (a ping-pong pays no wait); the posts after it queue until the next
+// Batching across posts (transmit.cpp): the first post after a progress() to a peer with
+// nothing of ours in flight leaves at once in a tx burst of its own (a ping-pong pays no
+// wait); the posts after it, and a post behind sends still in flight, queue until the next
 // progress(), which sends them as one burst, or until Engine::kTxBurst packets wait. FI_MORE
-// (kOpMore) always queues. What the application sees: the same messages, in order, complete;
-// what the link sees: fewer, fuller bursts.
+// (kOpMore) always queues; the post that ends an FI_MORE batch sends it. What the application
+// sees: the same messages, in order, complete; what the link sees: fewer, fuller bursts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "tests/unit/transport/harness.hpp"
@@ -67,6 +69,57 @@ TEST_F(Batching, TheFirstPostLeavesAtOnceTheRestAtTheNextProgress) {
   for (int i = 0; i < 10; ++i) {
     EXPECT_EQ(sink_b.comps[size_t(i)].context, in[i]) << "in order";
     EXPECT_EQ(in[i][0], char('a' + i));
+  }
+}
+
+TEST_F(Batching, APostBehindSendsInFlightWaitsForTheNextProgress) {
+  // A window of small sends: a refill after a progress round would otherwise open with a
+  // packet of its own, one message in it, every time.
+  char in[5][8] = {}, out[5][8] = {};
+  for (int i = 0; i < 5; ++i) {
+    out[i][0] = char('a' + i);
+    ASSERT_EQ(b.recv(make_recv(in[i], sizeof in[i], in[i])), Status::Ok);
+  }
+  ASSERT_EQ(a.send(make_send(to_b, out[0], 8, out[0])), Status::Ok);
+  ASSERT_EQ(counter.bursts, 1u) << "nothing in flight: at once";
+  a.progress();  // the message is still in flight (the link's latency has not passed)
+  ASSERT_EQ(counter.bursts, 1u);
+  ASSERT_EQ(a.send(make_send(to_b, out[1], 8, out[1])), Status::Ok);
+  ASSERT_EQ(a.send(make_send(to_b, out[2], 8, out[2])), Status::Ok);
+  EXPECT_EQ(counter.bursts, 1u) << "behind a send in flight, the first post since progress() waits";
+  EXPECT_EQ(a.next_deadline_ns(), 0u) << "a sleeper must not sleep on queued packets";
+  a.progress();
+  ASSERT_EQ(counter.bursts, 2u);
+  EXPECT_EQ(counter.sizes.back(), 2u) << "and leaves with the post after it, in one burst";
+  // An FI_MORE batch behind sends in flight leaves when its last post comes.
+  ASSERT_EQ(a.send(make_send(to_b, out[3], 8, out[3], kOpCompletion | kOpMore)), Status::Ok);
+  ASSERT_EQ(a.send(make_send(to_b, out[4], 8, out[4])), Status::Ok);
+  ASSERT_EQ(counter.bursts, 3u) << "the batch's end sends it";
+  EXPECT_EQ(counter.sizes.back(), 2u);
+  ASSERT_TRUE(run_until([&] { return sink_a.comps.size() == 5 && sink_b.comps.size() == 5; }));
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(sink_b.comps[size_t(i)].context, in[i]) << "in order";
+    EXPECT_EQ(in[i][0], char('a' + i));
+  }
+}
+
+TEST_F(Batching, EachReplyOfAPingPongLeavesAtOnce) {
+  // b asks, a answers: the request acknowledges a's previous answer, so a has nothing in
+  // flight when it answers and its answer does not wait for a's next call.
+  char req[8] = "ping", got_req[8], ans[8] = "pong", got_ans[8];
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(a.recv(make_recv(got_req, sizeof got_req, got_req)), Status::Ok);
+    ASSERT_EQ(b.recv(make_recv(got_ans, sizeof got_ans, got_ans)), Status::Ok);
+    ASSERT_EQ(b.send(make_send(b.peer(PeerAddr{link.host(0), 1}), req, 8)), Status::Ok);
+    const auto received = [](const RecordingSink& k, const void* ctx) {
+      return std::count_if(k.comps.begin(), k.comps.end(),
+                           [&](const Completion& c) { return c.context == ctx; });
+    };
+    ASSERT_TRUE(run_until([&] { return received(sink_a, got_req) == i + 1; }));
+    const uint32_t before = counter.bursts;
+    ASSERT_EQ(a.send(make_send(to_b, ans, 8)), Status::Ok);
+    EXPECT_EQ(counter.bursts, before + 1) << "answer " << i << " left at once";
+    ASSERT_TRUE(run_until([&] { return received(sink_b, got_ans) == i + 1; }));
   }
 }
 
