@@ -31,9 +31,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 i64=20000; i4k=10000; i1m=300; iw=10000; reps=3; rate_args=()
 if [ "${1:-}" = "--quick" ]; then i64=2000; i4k=1000; i1m=50; iw=2000; reps=1; rate_args=(--quick); fi
-[ "$(id -u)" -eq 0 ] || { echo "bench-compare: run as root" >&2; exit 1; }
-scripts/install-deps.sh >/dev/null
-scripts/build.sh >/tmp/pollfab-bench-build.log 2>&1 || { cat /tmp/pollfab-bench-build.log; exit 1; }
+. scripts/lib/bench_build.sh  # need_root, bench_build
+need_root bench-compare
+bench_build
 P=$PWD/build/apps/pollfab
 RAW=$PWD/build/apps/pollfab-rawpp
 . scripts/lib/bench_env.sh  # $out, $bg, the cleanup trap

@@ -32,10 +32,11 @@ done
 # for a scheduling blip on the two vCPUs to average out (300, 0.08 s, moved single runs by
 # +-10%); tap is a hundred times slower and keeps 300.
 [ -n "$iters" ] || { [ "$link" = memif ] && iters=2000 || iters=300; }
-[ "$(id -u)" -eq 0 ] || { echo "bench-loss: run as root" >&2; exit 1; }
+. scripts/lib/bench_build.sh  # need_root, bench_build
+need_root bench-loss
 scripts/install-deps.sh >/dev/null
 scripts/setup-hugepages.sh >/dev/null
-scripts/build.sh >/tmp/pollfab-bench-build.log 2>&1 || { cat /tmp/pollfab-bench-build.log; exit 1; }
+bench_build --no-deps
 P=$PWD/build/apps/pollfab
 . scripts/lib/bench_env.sh  # $out, $bg, the cleanup trap
 

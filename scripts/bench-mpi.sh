@@ -19,7 +19,8 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--runs N] [--iters N]"; exit 2 ;;
   esac
 done
-scripts/build.sh >/tmp/pollfab-bench-build.log 2>&1 || { cat /tmp/pollfab-bench-build.log; exit 1; }
+. scripts/lib/bench_build.sh  # bench_build
+bench_build --no-deps
 P=build/apps/pollfab
 PP=build/tests/mpi_pingpong
 [ -x "$PP" ] || { echo "bench-mpi: $PP missing (is mpicc installed? scripts/install-deps.sh)"; exit 1; }

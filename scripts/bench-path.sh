@@ -10,10 +10,8 @@
 # Run from anywhere; needs valgrind (scripts/install-deps.sh). Options: --no-build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "${1:-}" != "--no-build" ]; then
-  scripts/install-deps.sh >/dev/null
-  scripts/build.sh >/tmp/pollfab-bench-build.log 2>&1 || { cat /tmp/pollfab-bench-build.log; exit 1; }
-fi
+. scripts/lib/bench_build.sh  # bench_build
+[ "${1:-}" = "--no-build" ] || bench_build
 B=$PWD/build/apps/pollfab-bench-path
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -28,11 +28,9 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ "$(id -u)" -eq 0 ] || { echo "bench-rate: run as root" >&2; exit 1; }
-if [ "$build" = 1 ]; then
-  scripts/install-deps.sh >/dev/null
-  scripts/build.sh >/tmp/pollfab-bench-build.log 2>&1 || { cat /tmp/pollfab-bench-build.log; exit 1; }
-fi
+. scripts/lib/bench_build.sh  # need_root, bench_build
+need_root bench-rate
+if [ "$build" = 1 ]; then bench_build; fi
 P=$PWD/build/apps/pollfab
 RAW=$PWD/build/apps/pollfab-rawpp
 RATE=$PWD/build/apps/pollfab-bench-rate
