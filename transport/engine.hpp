@@ -371,6 +371,8 @@ class Engine {
   // reliability: receive window and ACKs, loss recovery (reliability.cpp)
   void on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h) noexcept;
   void drain_held(Peer& p, PeerId pid) noexcept;
+  // p's hole (PeerStats holes, hole_ns) ends if nothing is held any more: its time is added.
+  void close_hole(Peer& p) noexcept;
   // reassembly (segmentation.cpp): a segment above a hole that provably belongs to the message
   // being received is copied to its place at once (true; the caller frees the packet)
   bool place_early(Peer& p, const wire::Header& h, const uint8_t* payload) noexcept;
@@ -479,11 +481,12 @@ class Engine {
   void restart_timers(Peer& p, uint64_t now) noexcept;  // RTO and probe for snd_una from now
   // Sets ACK_REQ on the newest queued data packet when its peer holds many unacknowledged sends.
   void request_ack() noexcept;
-  // After a post: flush unless kOpMore, if it is the first post since progress() and its
-  // peer was idle (nothing of ours in flight to it before this post: `idle`), or kTxBurst
-  // packets wait. A post behind messages still in flight queues: it leaves with the next
-  // progress round's burst, bundled with the posts after it, not alone (a window of small
-  // sends otherwise opened every refill with a one-message packet).
+  // After a post: flush unless kOpMore, if no post has flushed eagerly since progress() and
+  // its peer was idle (nothing of ours in flight to it before this post: `idle`) or it ends an
+  // FI_MORE batch (stamped now: the batch's posts may have read no clock), or kTxBurst packets
+  // wait. A post behind messages still in flight queues: it leaves with the next progress
+  // round's burst, bundled with the posts after it, not alone (a window of small sends
+  // otherwise opened every refill with a one-message packet).
   void flush_after_post(uint32_t op_flags, bool idle) noexcept;
   void seal(PacketBuf& pkt) noexcept;
   // The send's completion, once the I/O layer holds no reference to its memory (zero copy):
@@ -561,7 +564,7 @@ class Engine {
   TxSlot* txq_slot_[kTxQueue] = {};  // the data segment's window slot, for the restamp; or null
   uint16_t txq_len_ = 0;
   uint16_t txq_sealed_ = 0;  // txq_[0, txq_sealed_) are sealed (flush seals the rest)
-  bool tx_eager_ = true;  // no post has flushed (or declined to) since the last progress()
+  bool tx_eager_ = true;  // no post has flushed eagerly since the last progress()
   bool more_batch_ = false;  // an FI_MORE post queued since the last flush_after_post decision
   PacketBuf alloc_cache_[32];
   uint16_t alloc_cache_len_ = 0;

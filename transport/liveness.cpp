@@ -60,15 +60,12 @@ void Engine::reset_peer(Peer& p, PeerId pid, Status st) noexcept {
   p.sq_tail = p.sq_next = nullptr;
   p.queued_msgs = 0;
   note_blocked(p, Block::None, now_);  // nothing waits now
-  if (p.hole_since_ns) {  // the hole is gone with the packets held above it
-    p.hole_ns += now_ > p.hole_since_ns ? now_ - p.hole_since_ns : 0;
-    p.hole_since_ns = 0;
-  }
   if (p.txw) {
     for (uint32_t i = 0; i < p.send_ring_slots(); ++i) p.txw[i] = TxSlot{};
     p.sack_bits.clear_all();
   }
   p.held.clear([this](PacketBuf& pkt) { io_.free(&pkt, 1); });
+  close_hole(p);  // the hole is gone with the packets held above it
   restart_protocol(p);
   fail_current(p, pid, st);
   if (p.rma_answer) {  // a write was being received: its answer is moot

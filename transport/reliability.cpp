@@ -42,6 +42,7 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
   }
   if (d > 0) {  // ahead of a gap: hold it (no copy) until the gap fills
     if (p.held.empty()) {  // a new hole (PeerStats holes, hole_ns)
+      close_hole(p);  // (none is open: every path that empties the buffer closes it)
       ++p.holes;
       p.hole_since_ns = now_ ? now_ : 1;  // the packet's arrival (on_packet)
     }
@@ -71,6 +72,7 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
   if (p.held.has(psn)) {  // an earlier copy was held and could not be delivered yet: use this one
     PacketBuf stale = p.held.take(psn);
     if (stale.data) io_.free(&stale, 1);
+    close_hole(p);  // it may have been the only one held
   }
   if (!deliver(p, pid, h, pkt.data + wire::kHeaderBytes)) {
     // No room to buffer it: not acknowledged (the sender resends later), but answered at once
@@ -115,10 +117,13 @@ void Engine::drain_held(Peer& p, PeerId pid) noexcept {
     any = true;
   }
   if (any) p.ack_now = true;
-  if (p.hole_since_ns && p.held.empty()) {  // nothing held above a missing packet now
-    p.hole_ns += now_ > p.hole_since_ns ? now_ - p.hole_since_ns : 0;
-    p.hole_since_ns = 0;
-  }
+  close_hole(p);
+}
+
+void Engine::close_hole(Peer& p) noexcept {
+  if (!p.hole_since_ns || !p.held.empty()) return;
+  p.hole_ns += now_ > p.hole_since_ns ? now_ - p.hole_since_ns : 0;
+  p.hole_since_ns = 0;
 }
 
 void Engine::note_ack_pending(Peer& p) noexcept {

@@ -130,13 +130,15 @@ void Engine::flush_after_post(uint32_t op_flags, bool idle) noexcept {
   }
   const bool batch_end = more_batch_;  // the last post of an FI_MORE batch
   more_batch_ = false;
-  if (tx_eager_) {
+  if (tx_eager_ && (idle || batch_end)) {
+    // A post to an idle peer read the clock (queue_msg): its packet is stamped by that
+    // reading. A batch's posts behind sends in flight read none, so the batch is stamped now.
+    if (batch_end) flush(); else flush(false);
     tx_eager_ = false;  // until the next progress(), posts batch up
-    if (idle || batch_end) {
-      flush(false);  // stamped by this very post (or the batch's first)
-      return;
-    }
+    return;
   }
+  // Behind sends in flight the post waits, and tx_eager_ stays: a later post to an idle peer
+  // still leaves at once.
   if (txq_len_ >= kTxBurst) flush();
 }
 

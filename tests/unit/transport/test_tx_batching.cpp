@@ -2,7 +2,8 @@
 // nothing of ours in flight leaves at once in a tx burst of its own (a ping-pong pays no
 // wait); the posts after it, and a post behind sends still in flight, queue until the next
 // progress(), which sends them as one burst, or until Engine::kTxBurst packets wait. FI_MORE
-// (kOpMore) always queues; the post that ends an FI_MORE batch sends it. What the application
+// (kOpMore) always queues; the post that ends an FI_MORE batch sends it (unless a post already
+// left at once since the last progress()), stamped when it leaves. What the application
 // sees: the same messages, in order, complete; what the link sees: fewer, fuller bursts.
 #include <gtest/gtest.h>
 
@@ -101,6 +102,35 @@ TEST_F(Batching, APostBehindSendsInFlightWaitsForTheNextProgress) {
     EXPECT_EQ(sink_b.comps[size_t(i)].context, in[i]) << "in order";
     EXPECT_EQ(in[i][0], char('a' + i));
   }
+}
+
+TEST_F(Batching, AnFiMoreBatchBehindSendsInFlightIsStampedWhenItLeaves) {
+  // The application computes 300 us between a progress round and a batch it posts behind a
+  // send whose ACK it has not read yet: the batch's posts read no clock, and the batch must
+  // not leave stamped with the round's reading (its probe, due two RTTs after that, would
+  // resend it at once although nothing was lost).
+  char in[11][8] = {}, out[11][8] = {};
+  for (int i = 0; i < 8; ++i) {  // round trips: an RTT estimate for the probe's timing
+    ASSERT_EQ(b.recv(make_recv(in[i], sizeof in[i], in[i])), Status::Ok);
+    ASSERT_EQ(a.send(make_send(to_b, out[i], 8, out[i])), Status::Ok);
+    ASSERT_TRUE(run_until([&] { return sink_a.comps.size() == size_t(i) + 1; }));
+  }
+  for (int i = 8; i < 11; ++i) ASSERT_EQ(b.recv(make_recv(in[i], sizeof in[i], in[i])), Status::Ok);
+  ASSERT_EQ(a.send(make_send(to_b, out[8], 8, out[8])), Status::Ok);  // leaves at once
+  a.progress();  // the round before the application's computation
+  // 300 us without a call into a; b receives and acknowledges meanwhile (the ACK waits).
+  PacketBuf bufs[32];
+  for (int k = 0; k < 30; ++k) {
+    clock.advance(10'000);
+    for (uint16_t n; (n = link.b().rx_burst(bufs, 32)) > 0;)
+      for (uint16_t j = 0; j < n; ++j) b.on_packet(bufs[j]);
+    b.progress();
+  }
+  ASSERT_EQ(a.send(make_send(to_b, out[9], 8, out[9], kOpCompletion | kOpMore)), Status::Ok);
+  ASSERT_EQ(a.send(make_send(to_b, out[10], 8, out[10])), Status::Ok);  // the batch's end
+  ASSERT_TRUE(run_until([&] { return sink_a.comps.size() == 11 && sink_b.comps.size() == 11; }));
+  EXPECT_EQ(a.stats().retx_pkts, 0u) << "nothing was lost";
+  EXPECT_EQ(b.stats().dup_pkts, 0u);
 }
 
 TEST_F(Batching, EachReplyOfAPingPongLeavesAtOnce) {

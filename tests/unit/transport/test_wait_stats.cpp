@@ -86,6 +86,26 @@ TEST(WaitStats, AReceiverWithoutReceivesCountsAsCreditsUntilItPostsThem) {
   EXPECT_EQ(s.blocked_ring_ns + s.blocked_tx_ns, 0u);
 }
 
+TEST(WaitStats, ASenderOutOfPacketBuffersCountsAsThePacketPath) {
+  // The link has 24 packet buffers for both ends: a 64-packet message runs out of them while
+  // its first packets are on the wire, and the sender waits for the receiver to free some.
+  MemLinkConfig lc = slow_link();
+  lc.pool_buffers = 24;
+  EngineConfig ca;
+  ca.cc = false;
+  Pair t(lc, ca);
+  std::vector<uint8_t> out(64 * kSeg), in(out.size());
+  fill_xorshift(out.data(), out.size(), 5);
+  ASSERT_EQ(t.b->recv(make_recv(in.data(), in.size())), Status::Ok);
+  ASSERT_EQ(t.a->send(make_send(t.a_to_b, out.data(), out.size())), Status::Ok);
+  ASSERT_TRUE(t.run_until([&] { return t.sink_a.comps.size() == 1 && t.sink_b.comps.size() == 1; }));
+  EXPECT_EQ(in, out);
+  const PeerStats s = t.a->peer_stats(t.a_to_b);
+  EXPECT_GT(s.blocked_tx_ns, 0u);
+  EXPECT_LE(s.blocked_tx_ns, t.clock.now_ns());
+  EXPECT_EQ(s.blocked_credits_ns + s.blocked_ring_ns + s.blocked_cwnd_ns, 0u);
+}
+
 TEST(WaitStats, AHoleIsTimedFromTheFirstPacketHeldAboveItUntilItFills) {
   // One packet (PSN 1) lost once in a 40-packet message: b holds the 38 above it until the
   // retransmission arrives, which takes at least a round trip after the first one held (the
@@ -115,6 +135,45 @@ TEST(WaitStats, AHoleIsTimedFromTheFirstPacketHeldAboveItUntilItFills) {
   clock.advance(1'000'000);
   b.progress();
   EXPECT_EQ(b.peer_stats(to_a).hole_ns, r.hole_ns) << "the hole is closed: its time stops";
+}
+
+TEST(WaitStats, AHoleClosesWhenItsLastHeldPacketIsReplacedByARetransmission) {
+  // b has room for two unexpected 1,000-byte messages and no receive posted; PSN 1 is lost
+  // once. PSN 2 is held above the hole; PSN 1's retransmission is delivered, PSN 2 then cannot
+  // be (no room) and stays held at rcv_nxt, the only one held, until a's retransmission of it
+  // replaces it and is refused too: nothing is held any more, so the hole is over and its time
+  // stops, though PSN 2 is still to come.
+  ManualClock clock;
+  RecordingSink sink_a, sink_b;
+  MemLink link(slow_link(), clock);
+  DropPsn drop(link.a());
+  drop.times = 1;
+  EngineConfig ca, cb;
+  ca.ep_id = 1;
+  cb.ep_id = 2;
+  cb.max_unexpected_bytes = 3024;
+  Engine a(ca, drop, clock, sink_a), b(cb, link.b(), clock, sink_b);
+  const PeerId to_b = a.peer(PeerAddr{link.host(1), 2});
+  const PeerId to_a = b.peer(PeerAddr{link.host(0), 1});
+  std::vector<std::vector<uint8_t>> out, in(3, std::vector<uint8_t>(1000));
+  for (int i = 0; i < 3; ++i) {
+    out.emplace_back(1000, uint8_t(i + 1));
+    ASSERT_EQ(a.send(make_send(to_b, out[i].data(), 1000)), Status::Ok);
+  }
+  ASSERT_TRUE(drive_until(link, clock, a, b, [&] {
+    return b.stats().drop_unexpected_full > 0 && b.held_packets() == 0;
+  }));
+  const PeerStats r = b.peer_stats(to_a);
+  EXPECT_EQ(r.holes, 1u);
+  EXPECT_GT(r.hole_ns, 0u);
+  clock.advance(1'000'000);
+  b.progress();
+  EXPECT_EQ(b.peer_stats(to_a).hole_ns, r.hole_ns) << "nothing is held: the hole's time stopped";
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(b.recv(make_recv(in[i].data(), 1000)), Status::Ok);
+  ASSERT_TRUE(drive_until(link, clock, a, b, [&] { return sink_b.comps.size() == 3; }));
+  EXPECT_EQ(in, out);
+  EXPECT_EQ(b.peer_stats(to_a).holes, 1u);
+  EXPECT_EQ(b.peer_stats(to_a).hole_ns, r.hole_ns);
 }
 
 }  // namespace
