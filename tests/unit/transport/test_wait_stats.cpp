@@ -86,6 +86,26 @@ TEST(WaitStats, AReceiverWithoutReceivesCountsAsCreditsUntilItPostsThem) {
   EXPECT_EQ(s.blocked_ring_ns + s.blocked_tx_ns, 0u);
 }
 
+TEST(WaitStats, ASenderHeldByItsCongestionWindowCountsAsCwnd) {
+  // A 1 Gbit/s link (12 us a packet) under a 256-packet window: the queue's delay passes
+  // congestion control's target (100 us above the lowest RTT), the congestion window shrinks
+  // below the send window, and the sender waits on it.
+  MemLinkConfig lc = slow_link();
+  lc.rate_mbps = 1000;
+  Pair t(lc);
+  std::vector<uint8_t> out(2000 * kSeg), in(out.size());
+  fill_xorshift(out.data(), out.size(), 9);
+  ASSERT_EQ(t.b->recv(make_recv(in.data(), in.size())), Status::Ok);
+  ASSERT_EQ(t.a->send(make_send(t.a_to_b, out.data(), out.size())), Status::Ok);
+  ASSERT_TRUE(t.run_until([&] { return t.sink_a.comps.size() == 1 && t.sink_b.comps.size() == 1; }));
+  EXPECT_EQ(in, out);
+  EXPECT_GT(t.a->stats().cc_decreases, 0u);
+  const PeerStats s = t.a->peer_stats(t.a_to_b);
+  EXPECT_GT(s.blocked_cwnd_ns, 0u);
+  EXPECT_LE(s.blocked_cwnd_ns + s.blocked_window_ns, t.clock.now_ns());
+  EXPECT_EQ(s.blocked_credits_ns + s.blocked_ring_ns + s.blocked_tx_ns, 0u);
+}
+
 TEST(WaitStats, ASenderOutOfPacketBuffersCountsAsThePacketPath) {
   // The link has 24 packet buffers for both ends: a 64-packet message runs out of them while
   // its first packets are on the wire, and the sender waits for the receiver to free some.
