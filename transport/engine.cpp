@@ -172,15 +172,16 @@ PeerStats Engine::peer_stats(PeerId id) const noexcept {
   s.min_rtt_ns = p.rtt.min_rtt_ns;
   s.cwnd_pkts = cfg_.cc ? static_cast<uint32_t>(p.cc.cwnd) : cfg_.window_pkts;
   s.credits_pkts = flow_credits(p.flow, p.snd_una);
-  static_assert(sizeof(Peer::blocked_ns) / sizeof(uint64_t) == size_t(Block::Tx));
-  uint64_t blocked[size_t(Block::Tx)];
-  std::copy(std::begin(p.blocked_ns), std::end(p.blocked_ns), blocked);
-  if (p.blocked && now_ > p.blocked_since_ns) blocked[p.blocked - 1] += now_ - p.blocked_since_ns;
-  s.blocked_window_ns = blocked[size_t(Block::Window) - 1];
-  s.blocked_cwnd_ns = blocked[size_t(Block::Cwnd) - 1];
-  s.blocked_credits_ns = blocked[size_t(Block::Credits) - 1];
-  s.blocked_ring_ns = blocked[size_t(Block::Ring) - 1];
-  s.blocked_tx_ns = blocked[size_t(Block::Tx) - 1];
+  const auto waited = [&](Block b) {  // closed waits, and the open one up to the latest reading
+    uint64_t t = p.blocked_ns[size_t(b) - 1];
+    if (p.blocked == uint8_t(b) && now_ > p.blocked_since_ns) t += now_ - p.blocked_since_ns;
+    return t;
+  };
+  s.blocked_window_ns = waited(Block::Window);
+  s.blocked_cwnd_ns = waited(Block::Cwnd);
+  s.blocked_credits_ns = waited(Block::Credits);
+  s.blocked_ring_ns = waited(Block::Ring);
+  s.blocked_tx_ns = waited(Block::Tx);
   s.holes = p.holes;
   s.hole_ns = p.hole_ns + (p.hole_since_ns && now_ > p.hole_since_ns ? now_ - p.hole_since_ns : 0);
   return s;

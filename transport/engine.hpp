@@ -421,8 +421,9 @@ class Engine {
   // A packet addressed to an earlier incarnation of this engine (dst_epoch stale).
   void on_stale_epoch(const PeerAddr& a, const wire::Header& h) noexcept;
 
-  // queues m behind p's other sends and sends what the windows allow (segmentation.cpp)
-  void queue_msg(Peer& p, SendMsg* m) noexcept;
+  // queues m behind p's other sends and sends what the windows allow (segmentation.cpp);
+  // true if p was idle before it (nothing of ours in flight: flush_after_post's `idle`)
+  bool queue_msg(Peer& p, SendMsg* m) noexcept;
   // payload bytes per segment of m (less the RMA extension header for RMA types)
   uint32_t seg_cap(const SendMsg& m) const noexcept;
 

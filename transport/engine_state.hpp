@@ -172,7 +172,7 @@ struct Engine::Peer {
   // since when, and the waits closed so far by cause (PeerStats blocked_*_ns).
   uint8_t blocked = 0;
   uint64_t blocked_since_ns = 0;
-  uint64_t blocked_ns[5] = {};
+  uint64_t blocked_ns[size_t(Block::Tx)] = {};  // by Block - 1
   // The receiver's current hole: arrival of the first packet held above it (0 = none).
   uint64_t hole_since_ns = 0;
   uint64_t holes = 0, hole_ns = 0;

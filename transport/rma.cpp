@@ -118,9 +118,7 @@ Status Engine::rma(const RmaOp& op) noexcept {
     complete_send(m, Status::TimedOut);
     return Status::Ok;
   }
-  const bool idle = !p.sq_head;
-  queue_msg(p, m);
-  flush_after_post(op.flags, idle);
+  flush_after_post(op.flags, queue_msg(p, m));
   return Status::Ok;
 }
 

@@ -78,21 +78,20 @@ Status Engine::start_send(SendMsg* m) noexcept {
     complete_send(m, Status::TimedOut);
     return Status::Ok;
   }
-  const uint32_t flags = op.flags;
-  const bool idle = !p.sq_head;  // nothing of ours in flight to this peer (flush_after_post)
-  queue_msg(p, m);
-  flush_after_post(flags, idle);
+  const uint32_t flags = op.flags;  // m may complete (and be reused) inside queue_msg
+  flush_after_post(flags, queue_msg(p, m));
   return Status::Ok;
 }
 
-void Engine::queue_msg(Peer& p, SendMsg* m) noexcept {
+bool Engine::queue_msg(Peer& p, SendMsg* m) noexcept {
   // The clock is read when the peer was idle: a new wait starts now, and this post's packet
   // may leave at once (the first post since a progress round to an idle peer flushes eagerly,
   // stamped by this reading). A post that only queues behind others uses the latest reading:
   // its packet is stamped when it leaves, and the timers it starts then (flush,
   // restart_timers).
-  const uint64_t now = !p.sq_head ? advance_now(clock_.now_ns()) : now_;
-  if (!p.sq_head) p.heard_ns = std::max(p.heard_ns, now);  // a new wait starts now
+  const bool idle = !p.sq_head;
+  const uint64_t now = idle ? advance_now(clock_.now_ns()) : now_;
+  if (idle) p.heard_ns = std::max(p.heard_ns, now);  // a new wait starts now
   m->next = nullptr;
   if (p.sq_tail) p.sq_tail->next = m; else p.sq_head = m;
   p.sq_tail = m;
@@ -103,9 +102,10 @@ void Engine::queue_msg(Peer& p, SendMsg* m) noexcept {
   // PSN and no window slot does not need.
   if (p.sq_next == m && try_bundle(p, *m)) {
     if (!p.loss_deadline_ns) arm_probe(p);
-    return;
+    return idle;
   }
   pump(p, now);
+  return idle;
 }
 
 uint32_t Engine::seg_cap(const SendMsg& m) const noexcept {

@@ -133,7 +133,7 @@ void Engine::flush_after_post(uint32_t op_flags, bool idle) noexcept {
   if (tx_eager_ && (idle || batch_end)) {
     // A post to an idle peer read the clock (queue_msg): its packet is stamped by that
     // reading. A batch's posts behind sends in flight read none, so the batch is stamped now.
-    if (batch_end) flush(); else flush(false);
+    flush(/*restamp=*/batch_end);
     tx_eager_ = false;  // until the next progress(), posts batch up
     return;
   }

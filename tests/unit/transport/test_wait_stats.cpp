@@ -27,6 +27,26 @@ uint64_t blocked_other_than_window(const PeerStats& s) {
   return s.blocked_cwnd_ns + s.blocked_credits_ns + s.blocked_ring_ns + s.blocked_tx_ns;
 }
 
+// a -> b over slow_link() with PSN 1 lost once on the way (b's config: cb, its ep_id set here).
+struct LossyPair {
+  explicit LossyPair(EngineConfig cb = {}) : b(with_ep(cb, 2), link.b(), clock, sink_b) {
+    drop.times = 1;
+  }
+  static EngineConfig with_ep(EngineConfig c, uint16_t ep) {
+    c.ep_id = ep;
+    return c;
+  }
+  ManualClock clock;
+  RecordingSink sink_a, sink_b;
+  MemLink link{slow_link(), clock};
+  DropPsn drop{link.a()};
+  Engine a{with_ep({}, 1), drop, clock, sink_a};
+  Engine b;
+  PeerId to_b = a.peer(PeerAddr{link.host(1), 2});
+  PeerId to_a = b.peer(PeerAddr{link.host(0), 1});
+  bool drive(const std::function<bool()>& pred) { return drive_until(link, clock, a, b, pred); }
+};
+
 TEST(WaitStats, ASenderHeldByItsWindowCountsTheWaitsAsWindow) {
   // 64 packets through a window of 8 (no congestion control): the sender stops 7 times with data
   // queued, each time for at least a round trip, and nothing else stops it.
@@ -130,31 +150,21 @@ TEST(WaitStats, AHoleIsTimedFromTheFirstPacketHeldAboveItUntilItFills) {
   // One packet (PSN 1) lost once in a 40-packet message: b holds the 38 above it until the
   // retransmission arrives, which takes at least a round trip after the first one held (the
   // SACK goes back, the resend comes). One hole, counted once; a's send is not blocked.
-  ManualClock clock;
-  RecordingSink sink_a, sink_b;
-  MemLink link(slow_link(), clock);
-  DropPsn drop(link.a());
-  drop.times = 1;
-  EngineConfig ca, cb;
-  ca.ep_id = 1;
-  cb.ep_id = 2;
-  Engine a(ca, drop, clock, sink_a), b(cb, link.b(), clock, sink_b);
-  const PeerId to_b = a.peer(PeerAddr{link.host(1), 2});
-  const PeerId to_a = b.peer(PeerAddr{link.host(0), 1});
+  LossyPair t;
   std::vector<uint8_t> out(40 * kSeg), in(out.size());
   fill_xorshift(out.data(), out.size(), 11);
-  ASSERT_EQ(b.recv(make_recv(in.data(), in.size())), Status::Ok);
-  ASSERT_EQ(a.send(make_send(to_b, out.data(), out.size())), Status::Ok);
-  ASSERT_TRUE(drive_until(link, clock, a, b, [&] { return sink_b.comps.size() == 1; }));
-  EXPECT_EQ(drop.dropped, 1u);
+  ASSERT_EQ(t.b.recv(make_recv(in.data(), in.size())), Status::Ok);
+  ASSERT_EQ(t.a.send(make_send(t.to_b, out.data(), out.size())), Status::Ok);
+  ASSERT_TRUE(t.drive([&] { return t.sink_b.comps.size() == 1; }));
+  EXPECT_EQ(t.drop.dropped, 1u);
   EXPECT_EQ(in, out);
-  const PeerStats r = b.peer_stats(to_a);
+  const PeerStats r = t.b.peer_stats(t.to_a);
   EXPECT_EQ(r.holes, 1u);
   EXPECT_GE(r.hole_ns, 2 * kLatency) << "at least the SACK's way back and the resend's way";
-  EXPECT_EQ(a.peer_stats(to_b).holes, 0u);
-  clock.advance(1'000'000);
-  b.progress();
-  EXPECT_EQ(b.peer_stats(to_a).hole_ns, r.hole_ns) << "the hole is closed: its time stops";
+  EXPECT_EQ(t.a.peer_stats(t.to_b).holes, 0u);
+  t.clock.advance(1'000'000);
+  t.b.progress();
+  EXPECT_EQ(t.b.peer_stats(t.to_a).hole_ns, r.hole_ns) << "the hole is closed: its time stops";
 }
 
 TEST(WaitStats, AHoleClosesWhenItsLastHeldPacketIsReplacedByARetransmission) {
@@ -163,37 +173,28 @@ TEST(WaitStats, AHoleClosesWhenItsLastHeldPacketIsReplacedByARetransmission) {
   // be (no room) and stays held at rcv_nxt, the only one held, until a's retransmission of it
   // replaces it and is refused too: nothing is held any more, so the hole is over and its time
   // stops, though PSN 2 is still to come.
-  ManualClock clock;
-  RecordingSink sink_a, sink_b;
-  MemLink link(slow_link(), clock);
-  DropPsn drop(link.a());
-  drop.times = 1;
-  EngineConfig ca, cb;
-  ca.ep_id = 1;
-  cb.ep_id = 2;
+  EngineConfig cb;
   cb.max_unexpected_bytes = 3024;
-  Engine a(ca, drop, clock, sink_a), b(cb, link.b(), clock, sink_b);
-  const PeerId to_b = a.peer(PeerAddr{link.host(1), 2});
-  const PeerId to_a = b.peer(PeerAddr{link.host(0), 1});
+  LossyPair t(cb);
   std::vector<std::vector<uint8_t>> out, in(3, std::vector<uint8_t>(1000));
   for (int i = 0; i < 3; ++i) {
     out.emplace_back(1000, uint8_t(i + 1));
-    ASSERT_EQ(a.send(make_send(to_b, out[i].data(), 1000)), Status::Ok);
+    ASSERT_EQ(t.a.send(make_send(t.to_b, out[i].data(), 1000)), Status::Ok);
   }
-  ASSERT_TRUE(drive_until(link, clock, a, b, [&] {
-    return b.stats().drop_unexpected_full > 0 && b.held_packets() == 0;
+  ASSERT_TRUE(t.drive([&] {
+    return t.b.stats().drop_unexpected_full > 0 && t.b.held_packets() == 0;
   }));
-  const PeerStats r = b.peer_stats(to_a);
+  const PeerStats r = t.b.peer_stats(t.to_a);
   EXPECT_EQ(r.holes, 1u);
   EXPECT_GT(r.hole_ns, 0u);
-  clock.advance(1'000'000);
-  b.progress();
-  EXPECT_EQ(b.peer_stats(to_a).hole_ns, r.hole_ns) << "nothing is held: the hole's time stopped";
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(b.recv(make_recv(in[i].data(), 1000)), Status::Ok);
-  ASSERT_TRUE(drive_until(link, clock, a, b, [&] { return sink_b.comps.size() == 3; }));
+  t.clock.advance(1'000'000);
+  t.b.progress();
+  EXPECT_EQ(t.b.peer_stats(t.to_a).hole_ns, r.hole_ns) << "nothing is held: the hole's time stopped";
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(t.b.recv(make_recv(in[i].data(), 1000)), Status::Ok);
+  ASSERT_TRUE(t.drive([&] { return t.sink_b.comps.size() == 3; }));
   EXPECT_EQ(in, out);
-  EXPECT_EQ(b.peer_stats(to_a).holes, 1u);
-  EXPECT_EQ(b.peer_stats(to_a).hole_ns, r.hole_ns);
+  EXPECT_EQ(t.b.peer_stats(t.to_a).holes, 1u);
+  EXPECT_EQ(t.b.peer_stats(t.to_a).hole_ns, r.hole_ns);
 }
 
 }  // namespace
