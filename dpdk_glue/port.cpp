@@ -31,6 +31,7 @@ struct PortState {
   rte_mempool* ext_pool = nullptr;  // zero copy: data-less mbufs for external buffers
   bool multi_seg = false;
   bool vdev = false;
+  bool zc_wanted = false;  // dpdk.zero_copy: "on", or "auto" on a device other than net_memif
   rte_ether_addr mac{};
   uint32_t mtu = 1500;
   Placement placement;
@@ -114,7 +115,12 @@ bool configure(const std::string& name, PortState& s, const config::Config& cfg,
     s.multi_seg = true;
   }
   s.vdev = !vdev_for(cfg.dpdk.vdevs, name).empty();
-  if (s.multi_seg && s.vdev && d.zero_copy_min_bytes) {
+  // dpdk.zero_copy = "auto" leaves it off on net_memif: memif copies every frame into its shared
+  // ring anyway, so the chained mbuf and its release cost more than the copy they save (a 4 KiB
+  // ping-pong 4% slower, 1 MiB the same; docs/performance.md item 36).
+  const bool memif = info.driver_name && std::string(info.driver_name) == "net_memif";
+  s.zc_wanted = d.zero_copy == "on" || (d.zero_copy == "auto" && !memif);
+  if (s.multi_seg && s.vdev && d.zero_copy_min_bytes && s.zc_wanted) {
     std::string ext_name = "pf_ext_" + std::to_string(s.id);
     s.ext_pool = rte_pktmbuf_pool_create(ext_name.c_str(), d.mempool_size, d.mempool_cache, 0, 0,
                                          s.placement.numa_node);
@@ -214,6 +220,9 @@ std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Conf
          s.id, dev_name, s.mtu, s.placement.numa_node, s.placement.cpus,
          s.ext_pool ? "on (segments >= " + std::to_string(cfg.dpdk.zero_copy_min_bytes) + " bytes)"
          : !cfg.dpdk.zero_copy_min_bytes ? std::string("off (dpdk.zero_copy_min_bytes = 0)")
+         : cfg.dpdk.zero_copy == "off" ? std::string("off (dpdk.zero_copy = off)")
+         : !s.zc_wanted ? std::string("off (dpdk.zero_copy = auto: net_memif copies every frame "
+                                      "into its ring anyway)")
          : !s.vdev ? std::string("off (PCI device: application memory is not DMA-mapped)")
          : !s.multi_seg ? std::string("off (no multi-segment tx)") : std::string("off"));
   return p;

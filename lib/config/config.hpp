@@ -43,6 +43,7 @@ struct DpdkConfig {
   std::string ipv4;                // dotted quad; "" = 198.19.<mac[4]>.<mac[5]>
   uint16_t udp_port = 47600;       // 1..65535
   std::string mac;                 // aa:bb:cc:dd:ee:ff (unicast); "" = the device's own MAC
+  std::string zero_copy = "auto";  // "auto" (off on net_memif) | "on" | "off" (lower case)
   uint32_t zero_copy_min_bytes = 1024;  // bytes; segments this long go zero copy; 0 = off
   uint32_t link_wait_ms = 5000;    // ms a net_memif client's fi_domain waits for its link
   bool arp_answer = true;          // answer ARP requests for ipv4

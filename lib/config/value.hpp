@@ -39,6 +39,7 @@ enum class Check {
   GidIndex,     // String: auto or a decimal GID table index 0..255
   ClockSource,  // String: auto | tsc | monotonic (stored lower case)
   Checksum,     // String: auto | on | off (stored lower case)
+  ZeroCopy,     // String: auto | on | off (stored lower case)
 };
 
 constexpr size_t kNoKey = SIZE_MAX;

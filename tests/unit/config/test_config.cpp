@@ -104,7 +104,7 @@ TEST_F(ConfigTest, SchemaIsCompleteAndConsistent) {
     // The struct's initializers are the schema's defaults.
     EXPECT_EQ(value_text(Config{}, k), k.default_text) << name;
   }
-  EXPECT_EQ(schema().size(), 60u);
+  EXPECT_EQ(schema().size(), 61u);
   EXPECT_EQ(std::string(key("dpdk", "mtu").unit), "bytes");
   EXPECT_EQ(std::string(key("transport", "rto_min_us").unit), "us");
   EXPECT_EQ(std::string(key("fault", "drop").unit), "probability");
@@ -123,6 +123,7 @@ TEST_F(ConfigTest, DefaultsWithoutFileOrEnvironment) {
   EXPECT_EQ(c.dpdk.mtu, 1500u);
   EXPECT_EQ(c.dpdk.mempool_size, 16383u);
   EXPECT_EQ(c.dpdk.udp_port, 47600);
+  EXPECT_EQ(c.dpdk.zero_copy, "auto");
   EXPECT_EQ(c.udp.iface_ip, "127.0.0.1");
   EXPECT_EQ(c.udp.socket_buffer_bytes, 4194304u);
   EXPECT_EQ(c.transport.window_pkts, 256u);
@@ -294,6 +295,8 @@ TEST_F(ConfigTest, BadEnumAndFormatValues) {
   EXPECT_HAS(error_of("[transport]\nchecksum = \"yes\"\n"),
              "key 'transport.checksum': must be one of auto, on, off, got 'yes'");
   EXPECT_HAS(error_of("[transport]\nchecksum = true\n"), "key 'transport.checksum'");  // was a bool
+  EXPECT_HAS(error_of("[dpdk]\nzero_copy = \"always\"\n"),
+             "key 'dpdk.zero_copy': must be one of auto, on, off, got 'always'");
   // Accepted forms.
   std::string ok = write("ok.toml",
                          "[eal]\nlcores = \"0@1,(2-3)@4\"\nlog_level = \"Debug\"\n"
