@@ -474,6 +474,12 @@ class Engine {
   void rx_free(PacketBuf& pkt) noexcept;
   void flush_rx_free() noexcept;
   bool enqueue_tx(PacketBuf& pkt) noexcept;
+  // The tx queue's next entry holding a fresh packet buffer, to be filled in place and then
+  // queued by queue_tx() with nothing queued or flushed in between; null when the queue stays
+  // full after a flush or no buffer is left. (A buffer built aside and copied in by
+  // enqueue_tx costs two 64-byte copies a packet.)
+  PacketBuf* next_tx() noexcept;
+  void queue_tx() noexcept;
   // Hands the queued packets to the link. Data segments that waited in the queue since their
   // post get their send time restamped (one clock reading), so a wait for the next progress()
   // never counts as network RTT (RTT samples, RACK, the congestion controller); when the

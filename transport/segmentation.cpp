@@ -266,8 +266,10 @@ bool Engine::try_bundle(Peer& p, SendMsg& m) noexcept {
 
 bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32 psn,
                           bool retransmit, uint32_t n_msgs) noexcept {
-  PacketBuf pkt;
-  if (!alloc_pkt(pkt)) return false;
+  // Built in place in the tx queue (next_tx): no packet buffer is written aside and copied in.
+  PacketBuf* const slot = next_tx();
+  if (!slot) return false;
+  PacketBuf& pkt = *slot;
   wire::Header h;
   h.type = m.type;
   const uint32_t ext = wire::is_rma(m.type) ? uint32_t(wire::kRmaExtBytes) : 0;
@@ -308,10 +310,7 @@ bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32
   // tx_bytes: the payload after the header (RMA extension and bundle entries included), as the
   // receiver's rx_bytes counts it.
   const uint32_t payload = pkt.len - uint32_t(wire::kHeaderBytes);
-  if (!enqueue_tx(pkt)) {
-    io_.free(&pkt, 1);
-    return false;
-  }
+  queue_tx();
   stats_.tx_bytes += payload;
   ++p.tx_pkts;
   p.tx_bytes += payload;

@@ -113,6 +113,17 @@ bool Engine::alloc_pkt(PacketBuf& out) noexcept {
   return true;
 }
 
+PacketBuf* Engine::next_tx() noexcept {
+  if (txq_len_ == kTxQueue) {
+    flush();
+    if (txq_len_ == kTxQueue) return nullptr;
+  }
+  PacketBuf& out = txq_[txq_len_];
+  return alloc_pkt(out) ? &out : nullptr;
+}
+
+void Engine::queue_tx() noexcept { txq_slot_[txq_len_++] = nullptr; }
+
 bool Engine::enqueue_tx(PacketBuf& pkt) noexcept {
   if (txq_len_ == kTxQueue) {
     flush();
