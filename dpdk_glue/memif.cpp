@@ -2,11 +2,14 @@
 
 #include <errno.h>
 #include <rte_ethdev.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 
 #include "dpdk_glue/intr_thread.hpp"
@@ -17,6 +20,10 @@ namespace pollfab::dpdk_glue {
 namespace {
 
 uint64_t mono_ms() { return util::monotonic_ns() / 1'000'000; }
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14
+#endif
 
 // True if `path` is a unix socket nobody accepts on.
 bool stale_socket(const std::string& path) {
@@ -103,6 +110,31 @@ int start_memif_client(uint16_t port, uint32_t timeout_ms, uint32_t retry_ms) {
     }
     usleep(1000);
   }
+}
+
+size_t prefault_memif_regions() {
+  FILE* f = std::fopen("/proc/self/maps", "re");
+  if (!f) return 0;
+  size_t bytes = 0;
+  char line[512];
+  while (std::fgets(line, sizeof line, f)) {
+    if (!std::strstr(line, "memif_region")) continue;
+    uintptr_t lo = 0, hi = 0;
+    char perms[8] = {};
+    if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &lo, &hi, perms) != 3 || hi <= lo ||
+        perms[1] != 'w' || perms[3] != 's')
+      continue;
+    // Populates the page tables as writes would, without writing: the rings' contents stay.
+    if (madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE) != 0) {
+      // Older kernels (EINVAL): a read of each page maps it (shared memory has no zero page).
+      const long page = sysconf(_SC_PAGESIZE);
+      for (uintptr_t a = lo; a < hi; a += static_cast<uintptr_t>(page))
+        (void)*reinterpret_cast<volatile const uint8_t*>(a);
+    }
+    bytes += hi - lo;
+  }
+  std::fclose(f);
+  return bytes;
 }
 
 }  // namespace pollfab::dpdk_glue

@@ -35,4 +35,11 @@ std::string vdev_for(const std::vector<std::string>& vdevs, const std::string& d
 // or rte_eth_dev_start's negative errno if the port could not be started at all.
 int start_memif_client(uint16_t port, uint32_t timeout_ms, uint32_t retry_ms);
 
+// Maps in every page of this process's memif regions (the shared rings and their packet
+// buffers, /proc/self/maps entries "memif_region") and returns their bytes. memif creates the
+// regions unpopulated, so without this each buffer's first use takes a page fault: about 700
+// faults (~1,000 pages of a 4 MiB region) in the first milliseconds of traffic, during which a
+// 64-byte ping-pong ran at 3-5 us instead of 1. Idempotent; safe while the link carries traffic.
+size_t prefault_memif_regions();
+
 }  // namespace pollfab::dpdk_glue

@@ -193,6 +193,9 @@ std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Conf
       return nullptr;
     }
     s.started = true;
+    if (r == 0 && memif_client)  // before the application's first packet (memif.hpp)
+      PF_LOG("dpdk", Info, Domain, "{}: {} KiB of memif regions mapped in", dev_name,
+             prefault_memif_regions() / 1024);
     if (r == 1)
       PF_LOG("dpdk", Warn, Domain,
              "{}: memif link still down after {} ms (dpdk.link_wait_ms); packets are dropped "

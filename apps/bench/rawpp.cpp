@@ -42,6 +42,7 @@
 #include "apps/common/oob.hpp"
 #include "apps/common/sizes.hpp"
 #include "dpdk_glue/eal.hpp"
+#include "dpdk_glue/memif.hpp"
 #include "dpdk_glue/port.hpp"
 #include "lib/config/loader.hpp"
 
@@ -334,6 +335,9 @@ int main(int argc, char** argv) {
     if (rte_eth_link_get_nowait(port->id(), &link) == 0 && link.link_status) break;
     usleep(10000);
   }
+  // As pollfab's dpdk provider does (providers/dpdk/io.cpp): the memif regions mapped in
+  // before the first frame, so neither side's first thousand frames take page faults.
+  if (port->shared_memory()) dpdk_glue::prefault_memif_regions();
   Run r{port.get(), {}, port->mtu()};
   r.place = place_flag;
   rte_ether_addr mine = port->mac();

@@ -63,8 +63,11 @@ class DpdkIo final : public transport::PacketIo {
   // thread watches, lib/core/waiter.hpp). It shows every frame the PMD has not read.
   int wait_fd() const noexcept override { return port_->rx_intr_fd(); }
   bool prepare_wait() noexcept override { return port_->rx_intr_fd() >= 0; }
-  // Asks the device for sent mbufs still holding zero-copy memory.
+  // Asks the device for sent mbufs still holding zero-copy memory. memif: every
+  // kLinkCheckRounds calls, checks the link, and maps in its shared regions when it has come
+  // up (dpdk_glue::prefault_memif_regions: each connection makes new ones).
   void service() noexcept override;
+  static constexpr uint32_t kLinkCheckRounds = 1024;
   size_t counters(util::Counter* out, size_t max) const noexcept override;
   const IoStats& stats() const noexcept { return stats_; }
   // Neighbours (ARP, static entries): the MAC of ip (host order) if known.
@@ -89,6 +92,10 @@ class DpdkIo final : public transport::PacketIo {
   struct ZeroCopy;  // pins and shared-info slots; outlives this object while mbufs reference it
   ZeroCopy* zc_ = nullptr;
   uint32_t zc_min_ = UINT32_MAX;
+  const bool memif_;             // port_->shared_memory()
+  uint32_t link_check_ = 1;      // service() calls until the next memif link check
+  bool link_was_up_ = false;     // at the last check
+  void check_memif_link() noexcept;
 };
 
 }  // namespace pollfab::providers::dpdk
