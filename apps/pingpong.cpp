@@ -28,9 +28,11 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -507,6 +509,9 @@ void add_pingpong_options(CLI::App& app, PingpongArgs& a) {
   app.add_flag("--json", a.json, "one JSON object per size");
   app.add_flag("--lat", a.lat, "also print the median and 99th percentile half round trip "
                "(us; the client reads the clock once per iteration)");
+  app.add_option("--lat-log", a.lat_log, "with --lat: the client writes every half round trip "
+                 "(us, one a line in iteration order, after a '# size N' line per size) to this "
+                 "file (a warm-up, or a stall, shows where it happened)");
   app.add_flag("--cpu", a.cpu, "also print the CPU seconds (all threads) each side used per "
                "10,000 round trips (server and client must both pass it)");
   app.add_option("--progress", a.progress, "data progress asked of fi_getinfo: manual (the "
@@ -527,6 +532,14 @@ int pingpong_main(const PingpongArgs& in) {
   Oob oob;
   std::string err;
   bool client = !a.server.empty();
+  std::unique_ptr<FILE, int (*)(FILE*)> lat_log(nullptr, fclose);
+  if (client && a.lat && !a.lat_log.empty()) {
+    lat_log.reset(fopen(a.lat_log.c_str(), "w"));
+    if (!lat_log) {
+      fprintf(stderr, "pollfab pingpong: --lat-log %s: %s\n", a.lat_log.c_str(), strerror(errno));
+      return 1;
+    }
+  }
   if (client ? !oob.connect(host, a.port, 30, err) : !oob.serve(a.port, 120, err)) {
     fprintf(stderr, "pollfab pingpong: out-of-band channel: %s\n", err.c_str());
     return 1;
@@ -555,6 +568,10 @@ int pingpong_main(const PingpongArgs& in) {
     if (int r = run_pingpong(f, size, iters, client, a.check, res.elapsed_us,
                              a.lat && client ? &rtt : nullptr))
       return r;
+    if (lat_log) {
+      fprintf(lat_log.get(), "# size %zu\n", size);
+      for (float x : rtt) fprintf(lat_log.get(), "%.3f\n", x);
+    }
     res.p50_us = percentile(rtt, 50);
     res.p99_us = percentile(rtt, 99);
     if (a.cpu) {  // the server's figure travels to the client on the out-of-band channel

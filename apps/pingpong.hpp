@@ -21,6 +21,7 @@ struct PingpongArgs {
   bool json = false;
   bool cpu = false;             // client also prints both sides' CPU seconds per 10k round trips
   bool lat = false;             // client also prints the median and 99th percentile half round trip
+  std::string lat_log;          // client, with lat: every half round trip (us) to this file
   std::string progress = "manual";  // fi_getinfo hint data_progress: manual | auto
   std::string wait = "none";        // CQ wait_obj: none (poll) | fd (fi_trywait + poll(2) on
                                     // FI_GETWAIT) | unspec | yield (fi_cq_sread)

@@ -7,6 +7,9 @@
 #   LINK tap|memif: dpdk between testbed hosts a and b (the client resolves a's MAC by ARP; the
 #   test fails unless the client's close-time counters show arp_learned > 0);
 #   LINK udp: the udp provider on loopback in a network namespace this script creates.
+# The client also writes every half round trip (--lat --lat-log): one '# size N' line and ITERS
+# values per size are checked. On memif both sides must log that they mapped the link's shared
+# regions in (the client at port start, the server when the link came up).
 # PINGPONG_ARGS (environment): more `pollfab pingpong` options for both sides (e.g.
 # "--progress auto --wait fd"); PINGPONG_TASKSET: run both sides under `taskset -c` this CPU list.
 # Always removes what it created.
@@ -44,7 +47,7 @@ timeout "$limit" "${srv[@]}" "${pin[@]}" "$P" pingpong -p "$prov" -e "$ep" -P 40
 server_pid=$!
 set +e
 timeout "$limit" "${cli[@]}" "${pin[@]}" "$P" pingpong -p "$prov" -e "$ep" -S "$sizes" -I "$iters" \
-  -c "${extra[@]}" "$addr:4000" > "$logs/client" 2>&1
+  -c --lat --lat-log "$logs/lat" "${extra[@]}" "$addr:4000" > "$logs/client" 2>&1
 client_rc=$?
 wait "$server_pid"
 server_rc=$?
@@ -63,5 +66,16 @@ if [ "$link" != udp ]; then
   learned=$(grep -oE "arp_learned=[0-9]+" "$logs/client" | sed 's/.*=//' | awk '{s += $1} END {print s + 0}')
   echo "arp_learned (client): $learned"
   [ "$learned" -gt 0 ] || { echo "FAIL: the client did not resolve the server by ARP"; exit 1; }
+fi
+heads=$(grep -c '^# size ' "$logs/lat" || true)
+bad=$(awk -v it="$iters" '/^# size /{if (NR > 1 && c != it) b++; c = 0; next} {c++} END {if (c != it) b++; print b + 0}' "$logs/lat")
+echo "--lat-log: $heads sizes"
+[ "$heads" -eq "$n" ] && [ "$bad" -eq 0 ] || { echo "FAIL: --lat-log has $heads sizes ($n expected), $bad without $iters values"; exit 1; }
+if [ "$link" = memif ]; then
+  for side in client server; do
+    kib=$(grep -oE "[0-9]+ KiB of memif regions mapped in" "$logs/$side" | head -1 | cut -d' ' -f1)
+    echo "memif regions mapped in ($side): ${kib:-none} KiB"
+    [ "${kib:-0}" -gt 0 ] || { echo "FAIL: the $side did not map its memif regions in"; exit 1; }
+  done
 fi
 echo "PASS: $n sizes"
