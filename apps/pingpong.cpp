@@ -28,14 +28,13 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <memory>
 #include <string>
 #include <vector>
 
+#include "apps/common/half_rtt.hpp"
 #include "apps/common/oob.hpp"
 #include "apps/common/sizes.hpp"
 
@@ -357,13 +356,6 @@ struct Result {
   double p50_us = -1, p99_us = -1;  // --lat: half round trips, median and 99th percentile
 };
 
-// The p-th percentile (0..100) of v (sorted in place); -1 if empty.
-double percentile(std::vector<float>& v, double p) {
-  if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * double(v.size())))];
-}
-
 // This process's CPU time, user + system, every thread (the library's progress threads too).
 double process_cpu_s() {
   rusage ru{};
@@ -507,11 +499,12 @@ void add_pingpong_options(CLI::App& app, PingpongArgs& a) {
   app.add_option("-B,--port", a.port, "out-of-band TCP port");
   app.add_option("--timeout-ms", a.timeout_ms, "give up when no completion arrives for this long");
   app.add_flag("--json", a.json, "one JSON object per size");
-  app.add_flag("--lat", a.lat, "also print the median and 99th percentile half round trip "
+  CLI::Option* lat = app.add_flag("--lat", a.lat, "also print the median and 99th percentile half round trip "
                "(us; the client reads the clock once per iteration)");
   app.add_option("--lat-log", a.lat_log, "with --lat: the client writes every half round trip "
                  "(us, one a line in iteration order, after a '# size N' line per size) to this "
-                 "file (a warm-up, or a stall, shows where it happened)");
+                 "file (a warm-up, or a stall, shows where it happened)")
+      ->needs(lat);
   app.add_flag("--cpu", a.cpu, "also print the CPU seconds (all threads) each side used per "
                "10,000 round trips (server and client must both pass it)");
   app.add_option("--progress", a.progress, "data progress asked of fi_getinfo: manual (the "
@@ -532,13 +525,10 @@ int pingpong_main(const PingpongArgs& in) {
   Oob oob;
   std::string err;
   bool client = !a.server.empty();
-  std::unique_ptr<FILE, int (*)(FILE*)> lat_log(nullptr, fclose);
-  if (client && a.lat && !a.lat_log.empty()) {
-    lat_log.reset(fopen(a.lat_log.c_str(), "w"));
-    if (!lat_log) {
-      fprintf(stderr, "pollfab pingpong: --lat-log %s: %s\n", a.lat_log.c_str(), strerror(errno));
-      return 1;
-    }
+  HalfRttLog lat_log;
+  if (client && !a.lat_log.empty() && !lat_log.open(a.lat_log, err)) {
+    fprintf(stderr, "pollfab pingpong: --lat-log %s\n", err.c_str());
+    return 1;
   }
   if (client ? !oob.connect(host, a.port, 30, err) : !oob.serve(a.port, 120, err)) {
     fprintf(stderr, "pollfab pingpong: out-of-band channel: %s\n", err.c_str());
@@ -568,10 +558,7 @@ int pingpong_main(const PingpongArgs& in) {
     if (int r = run_pingpong(f, size, iters, client, a.check, res.elapsed_us,
                              a.lat && client ? &rtt : nullptr))
       return r;
-    if (lat_log) {
-      fprintf(lat_log.get(), "# size %zu\n", size);
-      for (float x : rtt) fprintf(lat_log.get(), "%.3f\n", x);
-    }
+    lat_log.write(size, rtt);
     res.p50_us = percentile(rtt, 50);
     res.p99_us = percentile(rtt, 99);
     if (a.cpu) {  // the server's figure travels to the client on the out-of-band channel
@@ -610,6 +597,10 @@ int pingpong_main(const PingpongArgs& in) {
     fflush(stdout);
   }
   oob.sync();
+  if (!lat_log.close(err)) {
+    fprintf(stderr, "pollfab pingpong: --lat-log %s\n", err.c_str());
+    return 1;
+  }
   return 0;
 }
 

@@ -25,6 +25,9 @@ uint64_t mono_ms() { return util::monotonic_ns() / 1'000'000; }
 #define MADV_POPULATE_WRITE 23  // Linux 5.14
 #endif
 
+// How a memif region shows in /proc/self/maps (DPDK 22.11 names its memfds "memif_region_N").
+constexpr char kRegionPrefix[] = "/memfd:memif_region_";
+
 // True if `path` is a unix socket nobody accepts on.
 bool stale_socket(const std::string& path) {
   struct stat st{};
@@ -118,20 +121,19 @@ size_t prefault_memif_regions() {
   size_t bytes = 0;
   char line[512];
   while (std::fgets(line, sizeof line, f)) {
-    if (!std::strstr(line, "memif_region")) continue;
+    // "lo-hi perms offset dev inode   path": only memif's own memfds, mapped shared and writable.
     uintptr_t lo = 0, hi = 0;
     char perms[8] = {};
-    if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &lo, &hi, perms) != 3 || hi <= lo ||
-        perms[1] != 'w' || perms[3] != 's')
+    int path = 0;
+    if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s %*s %*s %*s %n", &lo, &hi, perms,
+                    &path) != 3 || !path || hi <= lo || perms[1] != 'w' || perms[3] != 's' ||
+        std::strncmp(line + path, kRegionPrefix, sizeof kRegionPrefix - 1) != 0)
       continue;
     // Populates the page tables as writes would, without writing: the rings' contents stay.
-    if (madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE) != 0) {
-      // Older kernels (EINVAL): a read of each page maps it (shared memory has no zero page).
-      const long page = sysconf(_SC_PAGESIZE);
-      for (uintptr_t a = lo; a < hi; a += static_cast<uintptr_t>(page))
-        (void)*reinterpret_cast<volatile const uint8_t*>(a);
-    }
-    bytes += hi - lo;
+    // Any failure leaves the pages to fault in on first use, as before: kernels before 5.14
+    // (EINVAL), a region the interrupt thread unmapped meanwhile (ENOMEM: the peer left), a
+    // memory limit reached (nothing is touched that could fault fatally).
+    if (madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE) == 0) bytes += hi - lo;
   }
   std::fclose(f);
   return bytes;

@@ -36,10 +36,14 @@ std::string vdev_for(const std::vector<std::string>& vdevs, const std::string& d
 int start_memif_client(uint16_t port, uint32_t timeout_ms, uint32_t retry_ms);
 
 // Maps in every page of this process's memif regions (the shared rings and their packet
-// buffers, /proc/self/maps entries "memif_region") and returns their bytes. memif creates the
-// regions unpopulated, so without this each buffer's first use takes a page fault: about 700
-// faults (~1,000 pages of a 4 MiB region) in the first milliseconds of traffic, during which a
-// 64-byte ping-pong ran at 3-5 us instead of 1. Idempotent; safe while the link carries traffic.
+// buffers: /proc/self/maps entries "/memfd:memif_region_N", shared and writable) and returns
+// the bytes mapped in. memif creates the regions unpopulated, so without this each buffer's
+// first use takes a page fault: about 725 faults (~1,000 pages of a 4 MiB region) in the first
+// milliseconds of traffic, during which a 64-byte ping-pong ran at 3-5 us instead of 1.
+// madvise(MADV_POPULATE_WRITE) populates without writing, so rings in use are not disturbed;
+// where it fails (kernels before 5.14, a region unmapped meanwhile) the pages stay to fault in
+// on use and are not counted. Reads /proc/self/maps: setup and link-up paths only, never per
+// packet. Thread-safety: any thread.
 size_t prefault_memif_regions();
 
 }  // namespace pollfab::dpdk_glue

@@ -32,6 +32,7 @@ struct PortState {
   bool multi_seg = false;
   bool vdev = false;
   bool zc_wanted = false;  // dpdk.zero_copy: "on", or "auto" on a device other than net_memif
+  bool memif = false;      // the driver is net_memif
   rte_ether_addr mac{};
   uint32_t mtu = 1500;
   Placement placement;
@@ -118,8 +119,8 @@ bool configure(const std::string& name, PortState& s, const config::Config& cfg,
   // dpdk.zero_copy = "auto" leaves it off on net_memif: memif copies every frame into its shared
   // ring anyway, so the chained mbuf and its release cost more than the copy they save (a 4 KiB
   // ping-pong 4% slower, 1 MiB the same; docs/performance.md item 36).
-  const bool memif = info.driver_name && std::string(info.driver_name) == "net_memif";
-  s.zc_wanted = d.zero_copy == "on" || (d.zero_copy == "auto" && !memif);
+  s.memif = info.driver_name && std::string(info.driver_name) == "net_memif";
+  s.zc_wanted = d.zero_copy == "on" || (d.zero_copy == "auto" && !s.memif);
   if (s.multi_seg && s.vdev && d.zero_copy_min_bytes && s.zc_wanted) {
     std::string ext_name = "pf_ext_" + std::to_string(s.id);
     s.ext_pool = rte_pktmbuf_pool_create(ext_name.c_str(), d.mempool_size, d.mempool_cache, 0, 0,
@@ -193,8 +194,12 @@ std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Conf
       return nullptr;
     }
     s.started = true;
-    if (r == 0 && memif_client)  // before the application's first packet (memif.hpp)
-      PF_LOG("dpdk", Info, Domain, "{}: {} KiB of memif regions mapped in", dev_name,
+    // A link already up (a client waits for it) has its regions: mapped in before the
+    // application's first packet (memif.hpp). A server's come with its client, later
+    // (DpdkIo::service()).
+    rte_eth_link link{};
+    if (s.memif && rte_eth_link_get_nowait(s.id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP)
+      PF_LOG("dpdk", Info, Domain, "{}: {} KiB of memif regions mapped in at port start", dev_name,
              prefault_memif_regions() / 1024);
     if (r == 1)
       PF_LOG("dpdk", Warn, Domain,
@@ -215,6 +220,7 @@ std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Conf
   p->name_ = dev_name;
   p->pool_ = s.pool;
   p->ext_pool_ = s.ext_pool;
+  p->memif_ = s.memif;
   p->mac_ = s.mac;
   p->mtu_ = s.mtu;
   p->placement_ = s.placement;

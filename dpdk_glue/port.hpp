@@ -31,7 +31,8 @@ class Port {
   const std::string& name() const noexcept { return name_; }
   rte_mempool* pool() const noexcept { return pool_; }
   // Data-less mbufs for zero-copy payloads (rte_pktmbuf_attach_extbuf); null when zero copy is
-  // off for this port (dpdk.zero_copy_min_bytes = 0, a PCI device, or no multi-segment tx).
+  // off for this port (dpdk.zero_copy = off, or auto on net_memif; dpdk.zero_copy_min_bytes =
+  // 0; a PCI device; no multi-segment tx).
   rte_mempool* ext_pool() const noexcept { return ext_pool_; }
   const rte_ether_addr& mac() const noexcept { return mac_; }
   uint32_t mtu() const noexcept { return mtu_; }
@@ -39,9 +40,9 @@ class Port {
   // Queue 0's Rx interrupt descriptor (level-triggered: readable while frames wait; poll(2)
   // or epoll it, never read it), or -1 if the PMD has none we use (only net_tap's today).
   int rx_intr_fd() const noexcept { return rx_intr_fd_; }
-  // A shared-memory link between processes of this host (net_memif): frames never leave its
-  // memory. (DPDK names a vdev by its driver: "net_memif0".)
-  bool shared_memory() const noexcept { return name_.rfind("net_memif", 0) == 0; }
+  // A shared-memory link between processes of this host (the net_memif driver): frames never
+  // leave its memory.
+  bool shared_memory() const noexcept { return memif_; }
 
   uint16_t rx_burst(rte_mbuf** m, uint16_t n) noexcept { return rte_eth_rx_burst(id_, 0, m, n); }
   uint16_t tx_burst(rte_mbuf** m, uint16_t n) noexcept { return rte_eth_tx_burst(id_, 0, m, n); }
@@ -56,6 +57,7 @@ class Port {
   uint32_t mtu_ = 1500;
   Placement placement_;
   int rx_intr_fd_ = -1;
+  bool memif_ = false;
 };
 
 }  // namespace pollfab::dpdk_glue

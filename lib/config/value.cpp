@@ -194,11 +194,9 @@ bool is_gid_index(std::string_view s) {
 
 std::string check_string(Check ch, std::string& s) {
   switch (ch) {
-    case Check::Huge: return one_of(s, kAutoOnOff);
+    case Check::AutoOnOff: return one_of(s, kAutoOnOff);
     case Check::CongestionControl: return one_of(s, kCongestionControl);
     case Check::ClockSource: return one_of(s, kClockSource);
-    case Check::Checksum: return one_of(s, kAutoOnOff);
-    case Check::ZeroCopy: return one_of(s, kAutoOnOff);
     case Check::LogLevel: return one_of(s, kLogLevels);
     case Check::Lcores:
       if (is_lcores(s)) return {};

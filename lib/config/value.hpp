@@ -24,7 +24,7 @@ using Value = std::variant<bool, int64_t, double, std::string, std::vector<std::
 enum class Check {
   None,
   Pow2,         // Int: power of two
-  Huge,         // String: auto | on | off (stored lower case)
+  AutoOnOff,    // String: auto | on | off (stored lower case)
   CongestionControl,  // String: swift | none (stored lower case)
   LogLevel,     // String: DPDK log level name (stored lower case)
   Lcores,       // String: "" or an EAL --lcores list
@@ -38,8 +38,6 @@ enum class Check {
   CpuList,      // String: "" or CPUs and ranges, comma-separated (0,2-3)
   GidIndex,     // String: auto or a decimal GID table index 0..255
   ClockSource,  // String: auto | tsc | monotonic (stored lower case)
-  Checksum,     // String: auto | on | off (stored lower case)
-  ZeroCopy,     // String: auto | on | off (stored lower case)
 };
 
 constexpr size_t kNoKey = SIZE_MAX;

@@ -10,8 +10,8 @@
 
 #include "dpdk_glue/eal.hpp"
 #include "dpdk_glue/memif.hpp"
-#include "lib/util/log.hpp"
 #include "lib/util/bits.hpp"
+#include "lib/util/log.hpp"
 #include "providers/dpdk/ipv4_len.hpp"
 #include "transport/pin_table.hpp"
 
@@ -57,6 +57,11 @@ DpdkIo::DpdkIo(std::shared_ptr<dpdk_glue::Port> port, uint32_t ipv4, uint16_t ud
     : port_(std::move(port)), mtu_(port_->mtu()), ipv4_(ipv4), udp_port_(udp_port),
       mac_(port_->mac()), pin_cpus_(std::move(pin_cpus)), arp_(mac_, ipv4, arp_answer),
       memif_(port_->shared_memory()) {
+  if (memif_) {  // a link already up was mapped in by Port::open: only later ones count here
+    rte_eth_link link{};
+    link_was_up_ = rte_eth_link_get_nowait(port_->id(), &link) == 0 &&
+                   link.link_status == RTE_ETH_LINK_UP;
+  }
   if (zero_copy_min && port_->ext_pool()) {
     zc_ = new ZeroCopy(port_->ext_pool()->size);
     zc_min_ = zero_copy_min;
@@ -197,9 +202,10 @@ void DpdkIo::service() noexcept {
 
 // memif creates its regions (rings and packet buffers) unpopulated: without this, each
 // buffer's first use takes a page fault, ~700 in the first milliseconds of traffic, when a
-// 64-byte ping-pong ran at 3-5 us a half round trip instead of 1. The client maps its regions
-// in when its port starts (Port::open); a server's arrive with the client's connection, seen
-// here within kLinkCheckRounds progress rounds of the link coming up.
+// 64-byte ping-pong ran at 3-5 us a half round trip instead of 1. A link up at port start (a
+// client's) is mapped in by Port::open; a server's regions arrive with the client's
+// connection, seen here within kLinkCheckRounds progress rounds of the link coming up (a link
+// that drops and comes back up between two checks is missed: its pages fault in on use).
 void DpdkIo::check_memif_link() noexcept {
   link_check_ = kLinkCheckRounds;
   rte_eth_link link{};

@@ -54,10 +54,12 @@ fi
 # PF_EXPECT_ZERO=NAME: the close-time logs of both sides must show NAME=0 (and show it at all:
 # the endpoint totals of each side), e.g. zc_tx_pkts where zero copy is off.
 if [ -n "${PF_EXPECT_ZERO:-}" ]; then
-  seen=$(cat "$logs/client" "$logs/server" | grep -oE "(^| )${PF_EXPECT_ZERO}=[0-9]+" || true)
-  [ -n "$seen" ] || { echo "FAIL: no $PF_EXPECT_ZERO in the close-time logs"; exit 1; }
-  total=$(echo "$seen" | sed 's/.*=//' | awk '{s += $1} END {print s + 0}')
-  echo "$PF_EXPECT_ZERO (both sides, close-time logs): $total"
-  [ "$total" -eq 0 ] || { echo "FAIL: $PF_EXPECT_ZERO is $total, not 0"; exit 1; }
+  for side in client server; do
+    seen=$(grep -oE "(^| )${PF_EXPECT_ZERO}=[0-9]+" "$logs/$side" || true)
+    [ -n "$seen" ] || { echo "FAIL: no $PF_EXPECT_ZERO in the $side's close-time log"; exit 1; }
+    total=$(echo "$seen" | sed 's/.*=//' | awk '{s += $1} END {print s + 0}')
+    echo "$PF_EXPECT_ZERO ($side, close-time log): $total"
+    [ "$total" -eq 0 ] || { echo "FAIL: $PF_EXPECT_ZERO is $total on the $side, not 0"; exit 1; }
+  done
 fi
 echo "PASS: $n sizes"
