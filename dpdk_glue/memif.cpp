@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "dpdk_glue/intr_thread.hpp"
+#include "dpdk_glue/port.hpp"
 #include "lib/util/clock.hpp"
 #include "lib/util/log.hpp"
 
@@ -97,11 +98,7 @@ int start_memif_client(uint16_t port, uint32_t timeout_ms, uint32_t retry_ms) {
   uint64_t last_start = start;
   int r = rte_eth_dev_start(port);  // fails (EPERM) while the server's socket does not exist
   for (;;) {
-    if (r == 0) {
-      rte_eth_link link{};
-      if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_status == RTE_ETH_LINK_UP)
-        return 0;
-    }
+    if (r == 0 && link_up(port)) return 0;
     uint64_t now = mono_ms();
     if (now - start >= timeout_ms) return r == 0 ? 1 : r;
     if (now - last_start >= retry_ms) {

@@ -197,8 +197,7 @@ std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Conf
     // A link already up (a client waits for it) has its regions: mapped in before the
     // application's first packet (memif.hpp). A server's come with its client, later
     // (DpdkIo::service()).
-    rte_eth_link link{};
-    if (s.memif && rte_eth_link_get_nowait(s.id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP)
+    if (s.memif && dpdk_glue::link_up(s.id))
       PF_LOG("dpdk", Info, Domain, "{}: {} KiB of memif regions mapped in at port start", dev_name,
              prefault_memif_regions() / 1024);
     if (r == 1)

@@ -17,6 +17,12 @@
 
 namespace pollfab::dpdk_glue {
 
+// True if ethdev port `port`'s link is up now (rte_eth_link_get_nowait: no waiting).
+inline bool link_up(uint16_t port) noexcept {
+  rte_eth_link link{};
+  return rte_eth_link_get_nowait(port, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+}
+
 class Port {
  public:
   // dev_name: the device name (the vdev string before its first ','), e.g. "net_tap0".
@@ -43,6 +49,7 @@ class Port {
   // A shared-memory link between processes of this host (the net_memif driver): frames never
   // leave its memory.
   bool shared_memory() const noexcept { return memif_; }
+  bool link_up() const noexcept { return dpdk_glue::link_up(id_); }
 
   uint16_t rx_burst(rte_mbuf** m, uint16_t n) noexcept { return rte_eth_rx_burst(id_, 0, m, n); }
   uint16_t tx_burst(rte_mbuf** m, uint16_t n) noexcept { return rte_eth_tx_burst(id_, 0, m, n); }

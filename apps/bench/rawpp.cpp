@@ -330,11 +330,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "rawpp: out-of-band: %s\n", err.c_str());
     return 1;
   }
-  for (int i = 0; i < 500; ++i) {  // wait (at most 5 s) for the link
-    rte_eth_link link{};
-    if (rte_eth_link_get_nowait(port->id(), &link) == 0 && link.link_status) break;
-    usleep(10000);
-  }
+  for (int i = 0; i < 500 && !port->link_up(); ++i) usleep(10000);  // at most 5 s for the link
   // As pollfab's dpdk provider does (providers/dpdk/io.cpp): the memif regions mapped in
   // before the first frame, so neither side's first thousand frames take page faults.
   if (port->shared_memory()) dpdk_glue::prefault_memif_regions();

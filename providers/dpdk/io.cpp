@@ -56,12 +56,8 @@ DpdkIo::DpdkIo(std::shared_ptr<dpdk_glue::Port> port, uint32_t ipv4, uint16_t ud
                std::string pin_cpus, uint32_t zero_copy_min, bool arp_answer)
     : port_(std::move(port)), mtu_(port_->mtu()), ipv4_(ipv4), udp_port_(udp_port),
       mac_(port_->mac()), pin_cpus_(std::move(pin_cpus)), arp_(mac_, ipv4, arp_answer),
-      memif_(port_->shared_memory()) {
-  if (memif_) {  // a link already up was mapped in by Port::open: only later ones count here
-    rte_eth_link link{};
-    link_was_up_ = rte_eth_link_get_nowait(port_->id(), &link) == 0 &&
-                   link.link_status == RTE_ETH_LINK_UP;
-  }
+      memif_(port_->shared_memory()),
+      link_was_up_(memif_ && port_->link_up()) {  // a link up now was mapped in by Port::open
   if (zero_copy_min && port_->ext_pool()) {
     zc_ = new ZeroCopy(port_->ext_pool()->size);
     zc_min_ = zero_copy_min;
@@ -208,9 +204,7 @@ void DpdkIo::service() noexcept {
 // that drops and comes back up between two checks is missed: its pages fault in on use).
 void DpdkIo::check_memif_link() noexcept {
   link_check_ = kLinkCheckRounds;
-  rte_eth_link link{};
-  const bool up = rte_eth_link_get_nowait(port_->id(), &link) == 0 &&
-                  link.link_status == RTE_ETH_LINK_UP;
+  const bool up = port_->link_up();
   if (up && !link_was_up_) {
     const size_t bytes = dpdk_glue::prefault_memif_regions();
     PF_LOG("dpdk", Info, Domain, "{}: link up, {} KiB of memif regions mapped in", port_->name(),

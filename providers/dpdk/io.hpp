@@ -94,7 +94,7 @@ class DpdkIo final : public transport::PacketIo {
   uint32_t zc_min_ = UINT32_MAX;
   const bool memif_;             // port_->shared_memory()
   uint32_t link_check_ = 1;      // service() calls until the next memif link check
-  bool link_was_up_ = false;     // at the last check
+  bool link_was_up_;             // at the last check (at construction: mapped in by Port::open)
   void check_memif_link() noexcept;
 };
 

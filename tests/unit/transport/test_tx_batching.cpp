@@ -48,14 +48,26 @@ struct Batching : ::testing::Test {
   bool run_until(const std::function<bool()>& pred) {
     return drive_until(link, clock, a, b, pred, 100000);
   }
+  // n messages 'a', 'b', ... of 8 bytes: out[i] to send, in[i] posted at b to receive it.
+  void post_receives(char (*in)[8], char (*out)[8], int n) {
+    for (int i = 0; i < n; ++i) {
+      out[i][0] = char('a' + i);
+      ASSERT_EQ(b.recv(make_recv(in[i], sizeof in[i], in[i])), Status::Ok);
+    }
+  }
+  // Once all n are through: b completed them in posting order, each with its own message.
+  void expect_in_order(char (*in)[8], int n) {
+    ASSERT_TRUE(run_until([&] { return sink_a.comps.size() == size_t(n) && sink_b.comps.size() == size_t(n); }));
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ(sink_b.comps[size_t(i)].context, in[i]) << "in order";
+      EXPECT_EQ(in[i][0], char('a' + i));
+    }
+  }
 };
 
 TEST_F(Batching, TheFirstPostLeavesAtOnceTheRestAtTheNextProgress) {
   char in[10][8] = {}, out[10][8] = {};
-  for (int i = 0; i < 10; ++i) {
-    out[i][0] = char('a' + i);
-    ASSERT_EQ(b.recv(make_recv(in[i], sizeof in[i], in[i])), Status::Ok);
-  }
+  ASSERT_NO_FATAL_FAILURE(post_receives(in, out, 10));
   ASSERT_EQ(a.send(make_send(to_b, out[0], 8, out[0])), Status::Ok);
   EXPECT_EQ(counter.bursts, 1u) << "the first post since progress() is not held back";
   EXPECT_EQ(counter.sizes.back(), 1u);
@@ -66,21 +78,14 @@ TEST_F(Batching, TheFirstPostLeavesAtOnceTheRestAtTheNextProgress) {
   a.progress();
   ASSERT_EQ(counter.bursts, 2u);
   EXPECT_EQ(counter.sizes.back(), 9u) << "the nine queued posts leave as one burst";
-  ASSERT_TRUE(run_until([&] { return sink_a.comps.size() == 10 && sink_b.comps.size() == 10; }));
-  for (int i = 0; i < 10; ++i) {
-    EXPECT_EQ(sink_b.comps[size_t(i)].context, in[i]) << "in order";
-    EXPECT_EQ(in[i][0], char('a' + i));
-  }
+  expect_in_order(in, 10);
 }
 
 TEST_F(Batching, APostBehindSendsInFlightWaitsForTheNextProgress) {
   // A window of small sends: a refill after a progress round would otherwise open with a
   // packet of its own, one message in it, every time.
   char in[5][8] = {}, out[5][8] = {};
-  for (int i = 0; i < 5; ++i) {
-    out[i][0] = char('a' + i);
-    ASSERT_EQ(b.recv(make_recv(in[i], sizeof in[i], in[i])), Status::Ok);
-  }
+  ASSERT_NO_FATAL_FAILURE(post_receives(in, out, 5));
   ASSERT_EQ(a.send(make_send(to_b, out[0], 8, out[0])), Status::Ok);
   ASSERT_EQ(counter.bursts, 1u) << "nothing in flight: at once";
   a.progress();  // the message is still in flight (the link's latency has not passed)
@@ -97,11 +102,7 @@ TEST_F(Batching, APostBehindSendsInFlightWaitsForTheNextProgress) {
   ASSERT_EQ(a.send(make_send(to_b, out[4], 8, out[4])), Status::Ok);
   ASSERT_EQ(counter.bursts, 3u) << "the batch's end sends it";
   EXPECT_EQ(counter.sizes.back(), 2u);
-  ASSERT_TRUE(run_until([&] { return sink_a.comps.size() == 5 && sink_b.comps.size() == 5; }));
-  for (int i = 0; i < 5; ++i) {
-    EXPECT_EQ(sink_b.comps[size_t(i)].context, in[i]) << "in order";
-    EXPECT_EQ(in[i][0], char('a' + i));
-  }
+  expect_in_order(in, 5);
 }
 
 TEST_F(Batching, AnFiMoreBatchBehindSendsInFlightIsStampedWhenItLeaves) {

@@ -23,6 +23,17 @@ MemLinkConfig slow_link() {
   return lc;
 }
 
+// `packets` full segments of seeded data from t.a to t.b, both completions awaited: the data
+// must arrive whole.
+void transfer(Pair& t, uint32_t packets, uint64_t seed) {
+  std::vector<uint8_t> out(size_t(packets) * kSeg), in(out.size());
+  fill_xorshift(out.data(), out.size(), seed);
+  ASSERT_EQ(t.b->recv(make_recv(in.data(), in.size())), Status::Ok);
+  ASSERT_EQ(t.a->send(make_send(t.a_to_b, out.data(), out.size())), Status::Ok);
+  ASSERT_TRUE(t.run_until([&] { return t.sink_a.comps.size() == 1 && t.sink_b.comps.size() == 1; }));
+  EXPECT_EQ(in, out);
+}
+
 uint64_t blocked_other_than_window(const PeerStats& s) {
   return s.blocked_cwnd_ns + s.blocked_credits_ns + s.blocked_ring_ns + s.blocked_tx_ns;
 }
@@ -55,14 +66,9 @@ TEST(WaitStats, ASenderHeldByItsWindowCountsTheWaitsAsWindow) {
   ca.window_pkts = 8;
   ca.reorder_window_pkts = 8;
   Pair t(slow_link(), ca);
-  std::vector<uint8_t> out(64 * kSeg), in(out.size());
-  fill_xorshift(out.data(), out.size(), 3);
-  ASSERT_EQ(t.b->recv(make_recv(in.data(), in.size())), Status::Ok);
   const uint64_t t0 = t.clock.now_ns();
-  ASSERT_EQ(t.a->send(make_send(t.a_to_b, out.data(), out.size())), Status::Ok);
-  ASSERT_TRUE(t.run_until([&] { return t.sink_a.comps.size() == 1 && t.sink_b.comps.size() == 1; }));
+  ASSERT_NO_FATAL_FAILURE(transfer(t, 64, 3));
   const uint64_t took = t.clock.now_ns() - t0;
-  EXPECT_EQ(in, out);
   const PeerStats s = t.a->peer_stats(t.a_to_b);
   EXPECT_GE(s.blocked_window_ns, 7 * 2 * kLatency) << "7 waits of a round trip or more";
   EXPECT_LE(s.blocked_window_ns, took);
@@ -113,12 +119,7 @@ TEST(WaitStats, ASenderHeldByItsCongestionWindowCountsAsCwnd) {
   MemLinkConfig lc = slow_link();
   lc.rate_mbps = 1000;
   Pair t(lc);
-  std::vector<uint8_t> out(2000 * kSeg), in(out.size());
-  fill_xorshift(out.data(), out.size(), 9);
-  ASSERT_EQ(t.b->recv(make_recv(in.data(), in.size())), Status::Ok);
-  ASSERT_EQ(t.a->send(make_send(t.a_to_b, out.data(), out.size())), Status::Ok);
-  ASSERT_TRUE(t.run_until([&] { return t.sink_a.comps.size() == 1 && t.sink_b.comps.size() == 1; }));
-  EXPECT_EQ(in, out);
+  ASSERT_NO_FATAL_FAILURE(transfer(t, 2000, 9));
   EXPECT_GT(t.a->stats().cc_decreases, 0u);
   const PeerStats s = t.a->peer_stats(t.a_to_b);
   EXPECT_GT(s.blocked_cwnd_ns, 0u);
@@ -134,12 +135,7 @@ TEST(WaitStats, ASenderOutOfPacketBuffersCountsAsThePacketPath) {
   EngineConfig ca;
   ca.cc = false;
   Pair t(lc, ca);
-  std::vector<uint8_t> out(64 * kSeg), in(out.size());
-  fill_xorshift(out.data(), out.size(), 5);
-  ASSERT_EQ(t.b->recv(make_recv(in.data(), in.size())), Status::Ok);
-  ASSERT_EQ(t.a->send(make_send(t.a_to_b, out.data(), out.size())), Status::Ok);
-  ASSERT_TRUE(t.run_until([&] { return t.sink_a.comps.size() == 1 && t.sink_b.comps.size() == 1; }));
-  EXPECT_EQ(in, out);
+  ASSERT_NO_FATAL_FAILURE(transfer(t, 64, 5));
   const PeerStats s = t.a->peer_stats(t.a_to_b);
   EXPECT_GT(s.blocked_tx_ns, 0u);
   EXPECT_LE(s.blocked_tx_ns, t.clock.now_ns());
