@@ -344,6 +344,10 @@ class Engine {
   enum class Block : uint8_t { None, Window, Cwnd, Credits, Ring, Tx };
   // p's wait changes to `b` at `now`: the open wait (if another cause) is added to its total.
   static void note_blocked(Peer& p, Block b, uint64_t now) noexcept;
+  // Writes the header (and RMA extension) of segment [offset, offset + len) of m at out, with
+  // the ACK it piggybacks (fill_ack).
+  void encode_segment_header(Peer& p, const SendMsg& m, uint32_t offset, uint32_t len, Seq32 psn,
+                             bool retransmit, uint8_t* out) noexcept;
   // Builds and queues the packet of one segment of m (n_msgs > 1: m and the n_msgs - 1 whole
   // messages after it, a bundle being resent). False: no buffer or queue room.
   bool emit_segment(Peer& p, SendMsg& m, uint32_t offset, uint32_t len, Seq32 psn,

@@ -264,12 +264,9 @@ bool Engine::try_bundle(Peer& p, SendMsg& m) noexcept {
   return true;
 }
 
-bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32 psn,
-                          bool retransmit, uint32_t n_msgs) noexcept {
-  // Built in place in the tx queue (next_tx): no packet buffer is written aside and copied in.
-  PacketBuf* const slot = next_tx();
-  if (!slot) return false;
-  PacketBuf& pkt = *slot;
+// The header (and RMA extension) of segment [off, off + len) of m, with the ACK it piggybacks.
+void Engine::encode_segment_header(Peer& p, const SendMsg& m, uint32_t off, uint32_t len, Seq32 psn,
+                                   bool retransmit, uint8_t* out) noexcept {
   wire::Header h;
   h.type = m.type;
   const uint32_t ext = wire::is_rma(m.type) ? uint32_t(wire::kRmaExtBytes) : 0;
@@ -289,8 +286,35 @@ bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32
   h.tag = m.op.tag;
   h.cq_data = m.op.cq_data;
   fill_ack(p, h, nullptr);
-  wire::encode(h, pkt.data);
-  if (ext) wire::encode_rma(m.ext, pkt.data + wire::kHeaderBytes);
+  wire::encode(h, out);
+  if (ext) wire::encode_rma(m.ext, out + wire::kHeaderBytes);
+}
+
+bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32 psn,
+                          bool retransmit, uint32_t n_msgs) noexcept {
+  // The next segment of a message whose previous segment is the newest packet in the tx
+  // queue, not sealed yet (pump's next step: nothing received, flushed or sealed in between):
+  // its header is that one's but for four fields, the piggybacked ACK included (nothing that
+  // fill_ack reads has changed since).
+  const PacketBuf* prev = nullptr;
+  if (off && !retransmit && txq_len_ > txq_sealed_ && txq_slot_[txq_len_ - 1] == &p.slot(psn - 1)) {
+    const TxSlot& t = p.slot(psn - 1);
+    if (t.msg == &m && t.offset + t.len == off) prev = &txq_[txq_len_ - 1];
+  }
+  // Built in place in the tx queue (next_tx): no packet buffer is written aside and copied in.
+  PacketBuf* const slot = next_tx();
+  if (!slot) return false;
+  PacketBuf& pkt = *slot;
+  const uint32_t ext = wire::is_rma(m.type) ? uint32_t(wire::kRmaExtBytes) : 0;
+  if (prev && prev + 1 == slot) {  // (a flush in next_tx would have moved the queue)
+    const bool last = uint64_t(off) + len == m.len;
+    const uint16_t flags = static_cast<uint16_t>(
+        (util::load_be16(prev->data + 4) & ~(wire::kFirst | wire::kLast)) | (last ? wire::kLast : 0));
+    wire::encode_continuation(prev->data, pkt.data, ext, flags, static_cast<uint16_t>(ext + len),
+                              psn.raw(), off);
+  } else {
+    encode_segment_header(p, m, off, len, psn, retransmit, pkt.data);
+  }
   pkt.len = wire::kHeaderBytes + ext;
   const uint8_t* src = m.pin != kNoPin && len >= zc_min_
                            ? contiguous_in_iov(m.op.iov, m.op.iov_count, off, len)
