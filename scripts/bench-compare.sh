@@ -55,10 +55,10 @@ raw() {
   [ $# -gt 0 ] || set -- 64:$i64 4096:$i4k 1048576:$i1m
   for s in "$@"; do
     size=${s%:*}; it=${s#*:}
-    timeout 300 "$P" testbed exec a -- "$RAW" "${sargs[@]}" > "$out/$name.s" 2>&1 &
+    timeout 300 "$P" testbed exec a -- "${pin_a[@]}" "$RAW" "${sargs[@]}" > "$out/$name.s" 2>&1 &
     bg=$!
     sleep 0.7
-    timeout 300 "$P" testbed exec b -- "$RAW" "${cargs[@]}" -S "$size" -I "$it" "$("$P" testbed addr a)" >> "$out/$name" 2>&1 || echo "n/a" >> "$out/$name"
+    timeout 300 "$P" testbed exec b -- "${pin_b[@]}" "$RAW" "${cargs[@]}" -S "$size" -I "$it" "$("$P" testbed addr a)" >> "$out/$name" 2>&1 || echo "n/a" >> "$out/$name"
     wait "$bg" 2>/dev/null || true
     bg=""
   done
@@ -69,10 +69,10 @@ rawval() { awk -v s="$2" -v c="$3" '$1==s {print $c}' "$out/$1" | tail -1; }
 # client's result line, whose last two columns are the median and 99th percentile half round trip.
 ppl() {
   local name=$1 size=$2 it=$3
-  timeout 120 "$P" testbed exec a -- "$P" pingpong -p dpdk -S "$size" -I "$it" > "$out/$name.s" 2>&1 &
+  timeout 120 "$P" testbed exec a -- "${pin_a[@]}" "$P" pingpong -p dpdk -S "$size" -I "$it" > "$out/$name.s" 2>&1 &
   bg=$!
   sleep 0.7
-  timeout 120 "$P" testbed exec b -- "$P" pingpong -p dpdk -S "$size" -I "$it" --lat "$A" > "$out/$name" 2>&1 ||
+  timeout 120 "$P" testbed exec b -- "${pin_b[@]}" "$P" pingpong -p dpdk -S "$size" -I "$it" --lat "$A" > "$out/$name" 2>&1 ||
     echo "n/a" > "$out/$name"
   wait "$bg" 2>/dev/null || true
   bg=""
@@ -108,7 +108,14 @@ raw raw_tap message
 "$P" testbed down >/dev/null
 xcore() { build/apps/pollfab-bench-xcore --cpus 0,1 --ms 100 | sed -n 's/^xcore_rtt_ns=//p'; }
 x_before=$(xcore || echo n/a)
+# The memif pairs (pollfab's, fi_pingpong's and the raw floor's alike) run one process per CPU,
+# as a DPDK application pins its lcores: unpinned, the two busy pollers can share one vCPU for
+# the first milliseconds of a run until the kernel's balancer parts them (4 ms turnarounds and
+# early RTOs for pollfab, slow first frames for the floor), which moved single repetitions by
+# 20-30% (docs/performance.md). Left empty elsewhere: the tap rows run as before.
+pin_a=(); pin_b=()
 if "$P" testbed up --link memif >/dev/null; then
+  pin_a=(taskset -c 0); pin_b=(taskset -c 1)
   # pollfab and the raw floor back to back at each size, $reps times: the host moves the vCPUs
   # between runs (the raw 64-byte ping-pong alone has moved 2x within one run), so each
   # repetition's ratio compares runs made a few seconds apart, and the median ratio is reported.
@@ -116,7 +123,7 @@ if "$P" testbed up --link memif >/dev/null; then
     xcore > "$out/xcore_memif.$r" 2>/dev/null || echo n/a > "$out/xcore_memif.$r"
     for s in 64:$i64 4096:$i4k 1048576:$i1m; do
       size=${s%:*}; it=${s#*:}
-      pp "pollfab_memif.$r" "$size" "$it" dpdk "$P testbed exec a --" "$P testbed exec b --" "$A"
+      pp "pollfab_memif.$r" "$size" "$it" dpdk "$P testbed exec a -- ${pin_a[*]}" "$P testbed exec b -- ${pin_b[*]}" "$A"
       raw "raw_memif.$r" message "$s"
       raw "raw_memif_place.$r" place "$s"
       [ "$size" = 1048576 ] || ppl "lat_memif.$r.$size" "$size" "$it"
@@ -131,6 +138,7 @@ if "$P" testbed up --link memif >/dev/null; then
     ppw "wait_udp_$key" udp "ip netns exec pollfab-a" "ip netns exec pollfab-a" 127.0.0.1 "${margs[@]}"
   done
   "$P" testbed down >/dev/null
+  pin_a=(); pin_b=()
 fi
 x_after=$(xcore || echo n/a)
 

@@ -245,7 +245,7 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
   p.probe_ns = 0;
   if (h.flags & wire::kAckValid) {
     if (h.type == wire::Type::Ack) on_ack(p, h, pkt.data + wire::kHeaderBytes, h.payload_len);
-    else on_ack(p, h, nullptr, 0);
+    else if (ack_news(p, h)) on_ack(p, h, nullptr, 0);
   }
   if (h.flags & wire::kAckReq) {
     if (h.type == wire::Type::Ack) {  // a liveness probe: answer at once

@@ -393,6 +393,12 @@ class Engine {
   void advance_current(Peer& p, PeerId pid, uint32_t len, bool last) noexcept;
   bool grow_send_ring(Peer& p) noexcept;
   void note_ack_pending(Peer& p) noexcept;
+  // False for the ACK a data packet only repeats (every segment of a one-way stream, every
+  // continuation segment, piggybacks the same one): nothing newly acknowledged or SACKed and a
+  // window edge no further than the one held. on_ack would change nothing for it (flow_on_ack
+  // keeps the edge; credit_stalled holds only while snd_nxt is at or past that edge), so the
+  // call is left out.
+  static bool ack_news(const Peer& p, const wire::Header& h) noexcept;  // (engine_state.hpp)
   void fill_ack(Peer& p, wire::Header& h, uint8_t* ext) noexcept;
   uint16_t build_sack(Peer& p, uint64_t& sack, uint8_t* ext) noexcept;
   void send_ack(Peer& p) noexcept;

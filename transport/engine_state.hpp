@@ -186,4 +186,9 @@ struct Engine::Peer {
   uint32_t send_ring_slots() const noexcept { return txw_mask + 1; }
 };
 
+inline bool Engine::ack_news(const Peer& p, const wire::Header& h) noexcept {
+  const Seq32 ack(h.ack_psn);
+  return ack != p.snd_una || h.sack || ack + h.credits > p.flow.snd_edge;
+}
+
 }  // namespace pollfab::transport
