@@ -198,6 +198,7 @@ uint32_t Engine::held_packets() const noexcept {
 void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
   wire::Header h;
   ++stats_.rx_pkts;
+  rx_round_ = true;
   last_rx_ns_ = advance_now(rx_ns);
   if (wire::decode(pkt.data, pkt.len, h) != wire::DecodeError::None || h.dst_ep != cfg_.ep_id) {
     ++stats_.drop_protocol;
@@ -270,7 +271,12 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
 
 void Engine::progress(uint64_t now_ns) noexcept {
   advance_now(now_ns);
-  if (rx_free_len_) flush_rx_free();
+  // The packets of a round that received are freed at the next round that receives nothing
+  // (or when kRxFree wait): a ping-pong's request is then freed after its reply has left, not
+  // between its completion and the application (on memif ~100 instructions a packet, on the
+  // path the round trip waits for). A stream frees in bursts of kRxFree.
+  if (rx_free_len_ && !rx_round_) flush_rx_free();
+  rx_round_ = false;
   // What posts queued leaves first: loss detection and probes below then see it as sent.
   if (txq_len_) flush();
   if (pinned_head_) release_pinned();
@@ -336,7 +342,7 @@ void Engine::ack_all_now() noexcept {
 }
 
 bool Engine::busy() const noexcept {
-  if (txq_len_ || pinned_head_) return true;
+  if (txq_len_ || pinned_head_ || rx_free_len_) return true;  // (rx_free_: one more round frees)
   for (auto& pp : peers_)
     if (pp->sq_head || pp->ack_pending) return true;
   return false;

@@ -282,7 +282,8 @@ class Engine {
   void progress() noexcept { progress(clock_.now_ns()); }
   // Earliest time (ns) at which progress() has timer work; UINT64_MAX if none.
   uint64_t next_deadline_ns() const noexcept;
-  // True if sends are queued or in flight, or packets are waiting for the link.
+  // True if sends are queued or in flight, packets are waiting for the link, or received
+  // packets for their free at the next round.
   bool busy() const noexcept;
   // True if no send of ours waits for an acknowledgement.
   bool sends_settled() const noexcept;
@@ -480,7 +481,8 @@ class Engine {
   // transmit: buffers, batching, send completions (transmit.cpp)
   bool alloc_pkt(PacketBuf& out) noexcept;
   // A received packet the engine is done with: back to the I/O layer with the others of its
-  // burst (one bulk free at the next progress(), or when kRxFree wait), not one by one.
+  // burst (one bulk free at the next progress() of a round that received nothing, or when
+  // kRxFree wait), not one by one.
   void rx_free(PacketBuf& pkt) noexcept;
   void flush_rx_free() noexcept;
   bool enqueue_tx(PacketBuf& pkt) noexcept;
@@ -588,6 +590,7 @@ class Engine {
   static constexpr uint16_t kRxFree = 32;
   PacketBuf rx_free_[kRxFree];
   uint16_t rx_free_len_ = 0;
+  bool rx_round_ = false;  // a packet arrived since the last progress()
   // Receive completions of the packet being delivered (deliver_whole's common case), handed to
   // the sink when deliver() returns; finish_recv hands them over first (completion order).
   RecvDone recv_done_[kRecvDoneBurst];
