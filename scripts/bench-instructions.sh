@@ -21,7 +21,11 @@
 # application's loop, the library and the PMD, and leaves out setup and the out-of-band waits.
 # The count is divided by the messages of the rounds, the tools' untimed warm-up rounds included
 # (bench-rate min(N, 20000), rawpp --rate 1000, the ping-pongs 200).
-# Run as root; needs valgrind (scripts/install-deps.sh). About two minutes (--quick: one).
+#   - the critical path of the 64 B and 4 KiB turnarounds (lib/util/critical_path_marks.hpp):
+#     the server's instructions from the rx burst that brings the request to the return of the
+#     reply's tx burst, for pollfab and the raw echo server alike: what the round trip waits
+#     for (frees, timers and polls left for later are not on it).
+# Run as root; needs valgrind (scripts/install-deps.sh). About three minutes (--quick: two).
 # Options: --quick (fewer messages), --no-build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -76,14 +80,19 @@ run() {
   fi
   wait "$bg" 2>/dev/null || true
   bg=""
-  local ir
+  local ir once
   ir=$(sed -n 's/^summary: //p' "$out/$name.cg" 2>/dev/null | head -1)
   if [ -z "$ir" ] || [ "$ir" = 0 ]; then
-    echo "bench-instructions: $name: callgrind counted nothing inside $funcs" >&2
+    echo "bench-instructions: $name: callgrind counted nothing inside ${funcs:-the marks}" >&2
     echo n/a
     return
   fi
-  awk -v ir="$ir" -v m="$msgs" 'BEGIN { printf "%.0f", ir / m }'
+  # Once per run, not per message: mapping memif's regions in when the link comes up (inside
+  # the server's first rounds) and the endpoint's linger at close (after the last reply).
+  once=$(callgrind_annotate --inclusive=yes --threshold=100 "$out/$name.cg" 2>/dev/null |
+    awk '/(prefault_memif_regions|TransportEndpoint::linger)\(\) \[/ && $1 ~ /^[0-9,]+$/ {
+           gsub(",", "", $1); s += $1 } END { print s + 0 }')
+  awk -v ir="$ir" -v o="$once" -v m="$msgs" 'BEGIN { printf "%.0f", (ir - o) / m }'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "n/a" || b == "n/a" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 row() { printf "%-52s %10s %10s %8s\n" "$1" "$2" "$3" "$(ratio "$2" "$3")"; }  # label, pollfab, floor
@@ -120,6 +129,17 @@ raw_pp4k=$(run raw_pp4k "$m_pp4k" srv serve "${EA[@]}" VG "$RAW" :: \
   "${EB[@]}" VG "$RAW" -S 4k -I "$n_pp4k" "$A")
 pf_pp4k=$(run pf_pp4k "$m_pp4k" srv run_pingpong "${EA[@]}" VG "$P" pingpong -p dpdk -S 4k -I "$n_pp4k" :: \
   "${EB[@]}" VG "$P" pingpong -p dpdk -S 4k -I "$n_pp4k" "$A")
+# The critical path of a turnaround (lib/util/critical_path_marks.hpp): only what runs from the
+# receive burst that brings the request to the return of the reply's transmit burst, both
+# sides marking the same two points (memif's rx before the first mark is left out of both).
+CM=(env PF_CRITICAL_PATH_MARKS=1)
+raw_cp=$(run raw_cp "$m_slow" srv "" "${EA[@]}" "${CM[@]}" VG "$RAW" :: "${EB[@]}" VG "$RAW" -S 64 -I "$n_slow" "$A")
+pf_cp=$(run pf_cp "$m_slow" srv "" "${EA[@]}" "${CM[@]}" VG "$P" pingpong -p dpdk -S 64 -I "$n_slow" :: \
+  "${EB[@]}" VG "$P" pingpong -p dpdk -S 64 -I "$n_slow" "$A")
+raw_cp4k=$(run raw_cp4k "$m_slow" srv "" "${EA[@]}" "${CM[@]}" VG "$RAW" :: \
+  "${EB[@]}" VG "$RAW" -S 4k -I "$n_slow" "$A")
+pf_cp4k=$(run pf_cp4k "$m_slow" srv "" "${EA[@]}" "${CM[@]}" VG "$P" pingpong -p dpdk -S 4k -I "$n_slow" :: \
+  "${EB[@]}" VG "$P" pingpong -p dpdk -S 4k -I "$n_slow" "$A")
 NS=(ip netns exec pollfab-a)
 udp_pp=$(run udp_pp "$m_slow" srv run_pingpong "${NS[@]}" VG "$P" pingpong -p udp -S 64 -I "$n_slow" :: \
   "${NS[@]}" VG "$P" pingpong -p udp -S 64 -I "$n_slow" 127.0.0.1)
@@ -134,6 +154,11 @@ row "rate, receiver, fi_trecv" "$rx_tagged" "$raw_rx"
 row "ping-pong turnaround, dpdk over net_memif (server)" "$pf_pp" "$raw_pp"
 row "ping-pong turnaround at 4 KiB, dpdk over net_memif" "$pf_pp4k" "$raw_pp4k"
 row "ping-pong turnaround, udp provider, loopback" "$udp_pp" "$raw_pp"
+row "critical path of the turnaround, 64 B (memif)" "$pf_cp" "$raw_cp"
+row "critical path of the turnaround, 4 KiB (memif)" "$pf_cp4k" "$raw_cp4k"
 echo "rate: $n_rate messages (+ warm-up), the other side at full speed; ping-pong: $n_pp round trips"
 echo "(4 KiB: $n_pp4k; udp: $n_slow). Whole process inside the round: application loop, library,"
-echo "PMD. udp: user mode only (its socket calls' kernel work is not counted)."
+echo "PMD. udp: user mode only (its socket calls' kernel work is not counted). Critical path:"
+echo "from the rx burst that brings the request to the reply's tx burst (PF_CRITICAL_PATH_MARKS),"
+echo "$n_slow round trips; what the round trip waits for, where the turnaround rows count all."
+echo "Mapping memif's regions in and the close's linger (once a run) are left out of every row."

@@ -45,6 +45,7 @@
 #include "dpdk_glue/memif.hpp"
 #include "dpdk_glue/port.hpp"
 #include "lib/config/loader.hpp"
+#include "lib/util/critical_path_marks.hpp"
 
 using namespace pollfab;
 using Clock = std::chrono::steady_clock;
@@ -77,6 +78,7 @@ void place(const Run& r, std::vector<uint8_t>& buf, uint64_t index, const rte_mb
 // instructions by name (callgrind --toggle-collect).
 [[gnu::noinline]] int serve(Run& r, apps::Oob& oob, bool per_frame) {
   std::vector<rte_mbuf*> msg;
+  util::CriticalPathMarks marks;  // the same two points as the dpdk provider's (DpdkIo)
   for (;;) {
     uint64_t want = 0, frames = 0;
     if (!oob.recv_all(&want, sizeof want)) return 0;  // client done
@@ -90,6 +92,7 @@ void place(const Run& r, std::vector<uint8_t>& buf, uint64_t index, const rte_mb
     while (echoed < want && Clock::now() < deadline) {
       const uint64_t base = held;  // the burst lands after the frames already held
       const uint16_t n = r.port->rx_burst(msg.data() + base, 64);
+      marks.after_rx(n);
       for (uint16_t i = 0; i < n; ++i) {
         rte_mbuf* f = msg[base + i];
         auto* eth = rte_pktmbuf_mtod(f, rte_ether_hdr*);
@@ -107,6 +110,7 @@ void place(const Run& r, std::vector<uint8_t>& buf, uint64_t index, const rte_mb
       uint64_t sent = 0;
       while (sent < ready)
         sent += r.port->tx_burst(msg.data() + sent, static_cast<uint16_t>(std::min<uint64_t>(ready - sent, 64)));
+      if (ready) marks.after_tx();
       for (uint64_t i = ready; i < held; ++i) msg[i - ready] = msg[i];
       held -= ready;
       echoed += ready;

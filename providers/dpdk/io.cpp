@@ -185,6 +185,7 @@ uint16_t DpdkIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
     frames[i] = m;
   }
   uint16_t sent = port_->tx_burst(frames, n);
+  marks_.after_tx();
   stats_.tx_frames += sent;
   return sent;
 }
@@ -263,6 +264,7 @@ uint16_t DpdkIo::rx_burst(PacketBuf* out, uint16_t n) noexcept {
   rte_mbuf* m[64];
   if (n > 64) n = 64;
   uint16_t got = port_->rx_burst(m, n);
+  marks_.after_rx(got);
   uint16_t k = 0;
   for (uint16_t i = 0; i < got; ++i) {
     rte_mbuf* f = m[i];

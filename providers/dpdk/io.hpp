@@ -19,6 +19,7 @@
 #include <string>
 
 #include "dpdk_glue/port.hpp"
+#include "lib/util/critical_path_marks.hpp"
 #include "providers/dpdk/arp.hpp"
 #include "transport/packet_io.hpp"
 
@@ -96,6 +97,7 @@ class DpdkIo final : public transport::PacketIo {
   uint32_t link_check_ = 1;      // service() calls until the next memif link check
   bool link_was_up_;             // at the last check (at construction: mapped in by Port::open)
   void check_memif_link() noexcept;
+  util::CriticalPathMarks marks_;  // bench-instructions' critical path: rx burst to tx burst
 };
 
 }  // namespace pollfab::providers::dpdk
