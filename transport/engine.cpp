@@ -122,6 +122,7 @@ void Engine::restart_protocol(Peer& p) noexcept {
   p.ack_pending = 0;
   p.ack_now = p.ack_idle = p.rx_this_round = false;
   p.bundle_done = 0;
+  p.dack.valid = false;  // an ACK of what we had with the old incarnation
 }
 
 PeerId Engine::peer(const PeerAddr& addr) {
@@ -244,9 +245,14 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
   }
   p.heard_ns = last_rx_ns_;
   p.probe_ns = 0;
+  if (p.dack.valid) apply_deferred_ack(p);  // before anything newer from p
   if (h.flags & wire::kAckValid) {
-    if (h.type == wire::Type::Ack) on_ack(p, h, pkt.data + wire::kHeaderBytes, h.payload_len);
-    else if (ack_news(p, h)) on_ack(p, h, nullptr, 0);
+    if (h.type == wire::Type::Ack) {
+      on_ack(p, h, pkt.data + wire::kHeaderBytes, h.payload_len);
+    } else if (ack_news(p, h)) {
+      if (can_defer_ack(p, h)) defer_ack(p, h);
+      else on_ack(p, h, nullptr, 0);
+    }
   }
   if (h.flags & wire::kAckReq) {
     if (h.type == wire::Type::Ack) {  // a liveness probe: answer at once
@@ -288,6 +294,8 @@ void Engine::progress(uint64_t now_ns) noexcept {
       Peer& p = *peers_[i];
       // A packet held at rcv_nxt that could not be delivered (unexpected budget full) gets
       // another chance once receives are posted or unexpected messages consumed.
+      // An ACK deferred in an earlier round is due now, before the timers look at p.
+      if (p.dack.valid && p.dack.round != round_) apply_deferred_ack(p);
       if (p.held.has(p.rcv_nxt)) drain_held(p, static_cast<PeerId>(i));
       // Read after drain_held: what it queues (a delivery answer) reads the clock afresh and
       // may store a later time (heard_ns) than the round's reading.
@@ -314,6 +322,7 @@ void Engine::progress(uint64_t now_ns) noexcept {
   flush();
   tx_eager_ = true;
   more_batch_ = false;
+  ++round_;
 }
 
 uint64_t Engine::next_deadline_ns() const noexcept {
@@ -323,6 +332,7 @@ uint64_t Engine::next_deadline_ns() const noexcept {
     if (p.rto_deadline_ns) d = std::min(d, p.rto_deadline_ns);
     if (p.loss_deadline_ns) d = std::min(d, p.loss_deadline_ns);
     if (p.ack_pending) d = std::min(d, p.ack_now || p.ack_idle ? 0 : p.ack_deadline_ns);
+    if (p.dack.valid) d = 0;  // applied by the next round
     // Liveness: a driver sleeping until this deadline must still see peers die.
     if (cfg_.reliable && cfg_.peer_timeout_ns && !p.dead) d = std::min(d, liveness_deadline(p));
   }

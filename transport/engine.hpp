@@ -149,6 +149,7 @@ struct EngineStats {
   uint64_t rma_served = 0;      // peers' RMA requests we served (writes and reads)
   uint64_t atomic_served = 0;   // peers' atomic requests we served
   uint64_t rma_rejected = 0;    // peers' requests refused (key, range, access, op, datatype)
+  uint64_t acks_deferred = 0;   // piggybacked ACKs processed after the reply left (Peer::dack)
 };
 
 // Per-peer counters and protocol state, a snapshot (Engine::peer_stats).
@@ -189,6 +190,10 @@ class Engine {
 
   const EngineConfig& config() const noexcept { return cfg_; }
   uint32_t epoch() const noexcept { return cfg_.epoch; }
+  // A counter counts this endpoint's send completions (fi_cntr(3) FI_SEND, bound before
+  // fi_enable): completions that make no CQ entry are seen there, so their ACKs are never
+  // deferred (can_defer_ack).
+  void set_send_counter_bound(bool bound) noexcept { send_counter_bound_ = bound; }
   // Changes this endpoint's id (fi_setname before any traffic).
   void set_ep_id(uint16_t id) noexcept { cfg_.ep_id = id; }
   // Payload bytes one packet carries (max_packet_bytes - header).
@@ -400,6 +405,17 @@ class Engine {
   // keeps the edge; credit_stalled holds only while snd_nxt is at or past that edge), so the
   // call is left out.
   static bool ack_news(const Peer& p, const wire::Header& h) noexcept;  // (engine_state.hpp)
+  // Off the path a ping-pong's round trip waits for: the ACK a request piggybacks, for a
+  // reply whose send made no completion event, is processed after the next reply leaves
+  // (Peer::dack). Only when it acknowledges everything sent to p (p is idle once it is
+  // applied: the next post leaves at once), carries no SACK, and every send it completes is
+  // the application's, asked for no CQ entry, pins nothing, and no send counter is bound: then
+  // nothing the application can see waits for it. A few messages at most (a request-response
+  // pattern, not a stream).
+  bool can_defer_ack(const Peer& p, const wire::Header& h) const noexcept;
+  void defer_ack(Peer& p, const wire::Header& h) noexcept;
+  void apply_deferred_ack(Peer& p) noexcept;
+  static constexpr uint32_t kDeferAckMaxMsgs = 4;
   void fill_ack(Peer& p, wire::Header& h, uint8_t* ext) noexcept;
   uint16_t build_sack(Peer& p, uint64_t& sack, uint8_t* ext) noexcept;
   void send_ack(Peer& p) noexcept;
@@ -591,6 +607,8 @@ class Engine {
   PacketBuf rx_free_[kRxFree];
   uint16_t rx_free_len_ = 0;
   bool rx_round_ = false;  // a packet arrived since the last progress()
+  uint64_t round_ = 0;     // progress() calls so far (Peer::dack)
+  bool send_counter_bound_ = false;
   // Receive completions of the packet being delivered (deliver_whole's common case), handed to
   // the sink when deliver() returns; finish_recv hands them over first (completion order).
   RecvDone recv_done_[kRecvDoneBurst];

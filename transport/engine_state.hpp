@@ -112,6 +112,18 @@ struct Engine::Peer {
 
   // send side: segmentation (segmentation.cpp) and reliability (reliability.cpp)
   Seq32 snd_una, snd_nxt;
+  // A piggybacked ACK taken in but not processed yet (Engine::defer_ack): it acknowledges
+  // every packet sent to this peer, whose sends make no completion event, so the reply the
+  // application is about to post leaves first. Applied right after this peer's next send, at
+  // its next packet, or at the next progress round, whichever comes first.
+  struct DeferredAck {
+    uint64_t rx_ns = 0;  // the packet's arrival: on_ack's clock
+    uint32_t ack_psn = 0;
+    uint32_t ack_delay_ns = 0;
+    uint64_t round = 0;  // Engine::round_ when taken in
+    uint16_t credits = 0;
+    bool valid = false;
+  } dack;
   // window_pkts slots indexed by psn & txw_mask, grown to reorder_window_pkts when the span
   // of the send window needs them (Engine::grow_send_ring)
   std::unique_ptr<TxSlot[]> txw;

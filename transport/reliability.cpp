@@ -313,6 +313,39 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
   detect_loss(p, now);
 }
 
+bool Engine::can_defer_ack(const Peer& p, const wire::Header& h) const noexcept {
+  if (send_counter_bound_ || h.sack || Seq32(h.ack_psn) != p.snd_nxt) return false;
+  uint32_t n = 0;
+  for (const SendMsg* m = p.sq_head; m; m = m->next) {
+    if (++n > kDeferAckMaxMsgs || !m->segmented || m->origin != SendMsg::Origin::App ||
+        (m->op.flags & kOpCompletion) || m->pin != kNoPin)
+      return false;
+  }
+  return n != 0;
+}
+
+void Engine::defer_ack(Peer& p, const wire::Header& h) noexcept {
+  p.dack.rx_ns = last_rx_ns_;
+  p.dack.ack_psn = h.ack_psn;
+  p.dack.ack_delay_ns = h.ack_delay_ns;
+  p.dack.credits = h.credits;
+  p.dack.round = round_;
+  p.dack.valid = true;
+  ++stats_.acks_deferred;
+}
+
+void Engine::apply_deferred_ack(Peer& p) noexcept {
+  p.dack.valid = false;
+  wire::Header h;  // what on_ack reads of an ACK without SACK
+  h.ack_psn = p.dack.ack_psn;
+  h.credits = p.dack.credits;
+  h.ack_delay_ns = p.dack.ack_delay_ns;
+  const uint64_t rx_ns = last_rx_ns_;
+  last_rx_ns_ = p.dack.rx_ns;  // on_ack's clock: the packet's arrival, as if taken in then
+  on_ack(p, h, nullptr, 0);
+  last_rx_ns_ = rx_ns;
+}
+
 bool Engine::resend(Peer& p, Seq32 psn, uint64_t now) noexcept {
   TxSlot& t = p.slot(psn);
   if (!emit_segment(p, *t.msg, t.offset, t.len, psn, true, t.n_msgs)) return false;

@@ -80,6 +80,7 @@ Status Engine::start_send(SendMsg* m) noexcept {
   }
   const uint32_t flags = op.flags;  // m may complete (and be reused) inside queue_msg
   flush_after_post(flags, queue_msg(p, m));
+  if (p.dack.valid) apply_deferred_ack(p);  // the reply is out: now the request's ACK
   return Status::Ok;
 }
 
@@ -89,7 +90,8 @@ bool Engine::queue_msg(Peer& p, SendMsg* m) noexcept {
   // stamped by this reading). A post that only queues behind others uses the latest reading:
   // its packet is stamped when it leaves, and the timers it starts then (flush,
   // restart_timers).
-  const bool idle = !p.sq_head;
+  // A deferred ACK (Peer::dack) acknowledges everything sent to p: idle as once it is applied.
+  const bool idle = !p.sq_head || p.dack.valid;
   const uint64_t now = idle ? advance_now(clock_.now_ns()) : now_;
   if (idle) p.heard_ns = std::max(p.heard_ns, now);  // a new wait starts now
   m->next = nullptr;

@@ -9,9 +9,11 @@
 // `valgrind --tool=callgrind --collect-atstart=no`; the marks toggle collection
 // (CALLGRIND_TOGGLE_COLLECT). Without the variable, or outside valgrind, or in a build without
 // valgrind's headers, they do nothing: one predictable branch a burst.
-// Thread-safety: none; for a process with one polling thread (callgrind's collection state is
-// the process's: so is the marks' on/off state, which outlives any one object, e.g. a port
-// closed between its receive and its transmit).
+// Thread-safety: any thread. callgrind keeps a collection state per thread, and so do the
+// marks (thread_local: it outlives any one object, e.g. a port closed between its receive and
+// its transmit). A thread that receives and never transmits (the liveness assist running a
+// round while the application is away) counts on until it does: bench-instructions reads the
+// application thread's ping-pong, where that is rare.
 #pragma once
 
 namespace pollfab::util {
@@ -32,7 +34,7 @@ class CriticalPathMarks {
  private:
   static void toggle() noexcept;
   bool enabled_ = false;
-  static inline bool on_ = false;
+  static inline thread_local bool on_ = false;
 };
 
 }  // namespace pollfab::util

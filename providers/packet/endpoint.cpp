@@ -112,6 +112,10 @@ void TransportEndpoint::progress(uint64_t now_ns) noexcept {
 }
 
 int TransportEndpoint::enable() {
+  {
+    util::Guard<util::MaybeLock> g(tdom_->lock());
+    engine_->set_send_counter_bound(send_cntr_ != nullptr);
+  }
   if (srx_) {
     auto* srx = static_cast<TransportSrx*>(srx_);  // the domain's srx_ctx made it
     util::Guard<util::MaybeLock> g(tdom_->lock());

@@ -57,6 +57,7 @@ constexpr EngineField kEngineFields[] = {
     {"rma_served", &EngineStats::rma_served},
     {"atomic_served", &EngineStats::atomic_served},
     {"rma_rejected", &EngineStats::rma_rejected},
+    {"acks_deferred", &EngineStats::acks_deferred},
 };
 // A counter added to EngineStats must be added above too (it would be missing from the socket
 // and the close-time log otherwise).
