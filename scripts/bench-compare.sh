@@ -39,6 +39,7 @@ RAW=$PWD/build/apps/pollfab-rawpp
 . scripts/lib/bench_env.sh  # $out, $bg, the cleanup trap
 
 . scripts/lib/pingpong_pair.sh  # pp (one fi_pingpong pair), val (its result columns)
+pin_a=(); pin_b=()  # CPU pinning of the memif pairs (set below; empty for the tap rows)
 
 # raw NAME MODE [SIZE:ITERS...]: the raw ping-pong at each size (default: all three, with
 # fi_pingpong's iteration counts; MODE: message, the floor; place, the floor with each side
@@ -137,7 +138,6 @@ placed() {  # placed CMD...: one memif run (pp, raw or ppl), made again under th
 # the first milliseconds of a run until the kernel's balancer parts them (4 ms turnarounds and
 # early RTOs for pollfab, slow first frames for the floor), which moved single repetitions by
 # 20-30% (docs/performance.md). Left empty elsewhere: the tap rows run as before.
-pin_a=(); pin_b=()
 if "$P" testbed up --link memif >/dev/null; then
   pin_a=(taskset -c 0); pin_b=(taskset -c 1)
   # pollfab and the raw floor back to back at each size, $reps times: the host moves the vCPUs

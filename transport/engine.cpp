@@ -122,7 +122,8 @@ void Engine::restart_protocol(Peer& p) noexcept {
   p.ack_pending = 0;
   p.ack_now = p.ack_idle = p.rx_this_round = false;
   p.bundle_done = 0;
-  p.dack.valid = false;  // an ACK of what we had with the old incarnation
+  if (p.dack.valid) --dacks_pending_;  // an ACK of what we had with the old incarnation
+  p.dack.valid = false;
 }
 
 PeerId Engine::peer(const PeerAddr& addr) {
@@ -239,13 +240,15 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
     last_rx_peer_ = pid;
   }
   Peer& p = P(pid);
+  // A deferred ACK first: it came with an earlier packet of this incarnation (a restart seen
+  // below must not fail sends it acknowledged), and before anything newer from p.
+  if (p.dack.valid) apply_deferred_ack(p);
   if (!check_epoch(p, pid, h.src_epoch)) {
     io_.free(&pkt, 1);
     return;
   }
   p.heard_ns = last_rx_ns_;
   p.probe_ns = 0;
-  if (p.dack.valid) apply_deferred_ack(p);  // before anything newer from p
   if (h.flags & wire::kAckValid) {
     if (h.type == wire::Type::Ack) {
       on_ack(p, h, pkt.data + wire::kHeaderBytes, h.payload_len);
@@ -294,8 +297,11 @@ void Engine::progress(uint64_t now_ns) noexcept {
       Peer& p = *peers_[i];
       // A packet held at rcv_nxt that could not be delivered (unexpected budget full) gets
       // another chance once receives are posted or unexpected messages consumed.
-      // An ACK deferred in an earlier round is due now, before the timers look at p.
-      if (p.dack.valid && p.dack.round != round_) apply_deferred_ack(p);
+      // An ACK deferred in an earlier round is due now; one of this round, before a timer of
+      // p's that is due looks at packets it acknowledges (the application came back late).
+      if (p.dack.valid && (p.dack.round != round_ || (p.rto_deadline_ns && now_ >= p.rto_deadline_ns) ||
+                           (p.loss_deadline_ns && now_ >= p.loss_deadline_ns)))
+        apply_deferred_ack(p);
       if (p.held.has(p.rcv_nxt)) drain_held(p, static_cast<PeerId>(i));
       // Read after drain_held: what it queues (a delivery answer) reads the clock afresh and
       // may store a later time (heard_ns) than the round's reading.

@@ -76,6 +76,7 @@
 #include "lib/util/status.hpp"
 #include "transport/clock.hpp"
 #include "transport/congestion.hpp"
+#include "transport/engine_stats.hpp"
 #include "transport/matcher.hpp"
 #include "transport/reorder_buffer.hpp"
 #include "transport/mr_lookup.hpp"
@@ -127,58 +128,6 @@ struct EngineConfig {
   uint32_t cc_min_cwnd = 2;         // packets
 };
 
-struct EngineStats {
-  uint64_t tx_pkts = 0, tx_bytes = 0, rx_pkts = 0, rx_bytes = 0;
-  uint64_t retx_pkts = 0, rto_events = 0, fast_retx_events = 0;
-  uint64_t acks_tx = 0, acks_rx = 0;
-  uint64_t dup_pkts = 0, ooo_pkts = 0, drop_window = 0, drop_unexpected_full = 0;
-  uint64_t drop_no_recv = 0, drop_stale_epoch = 0, drop_unknown_peer = 0, drop_protocol = 0;
-  uint64_t peer_resets = 0;
-  uint64_t peers_dead = 0, probes_tx = 0, drop_dead_peer = 0;
-  uint64_t srtt_ns = 0;  // smoothed RTT of the most recently sampled peer
-  uint64_t drop_checksum = 0;   // packets whose checksum did not match (dropped, counted)
-  uint64_t credit_stalls = 0;   // times a sender stopped because the receiver's credits ran out
-  uint64_t credit_probes = 0;   // segments sent past a closed receive window (persist probes)
-  uint64_t cc_decreases = 0;    // congestion window decreases (delay above target, timeouts)
-  uint64_t rack_retx_events = 0;// retransmissions decided by time (a later packet arrived)
-  uint64_t zc_tx_pkts = 0;      // data packets whose payload was attached, not copied (zero copy)
-  uint64_t ooo_placed = 0;      // of ooo_pkts, copied to their place in the message on arrival
-  uint64_t bundled_msgs = 0;    // messages sent in another message's packet (wire::kBundle)
-  uint64_t rma_ops = 0;         // RMA operations (writes, reads) we started
-  uint64_t atomic_ops = 0;      // atomic operations we started
-  uint64_t rma_served = 0;      // peers' RMA requests we served (writes and reads)
-  uint64_t atomic_served = 0;   // peers' atomic requests we served
-  uint64_t rma_rejected = 0;    // peers' requests refused (key, range, access, op, datatype)
-  uint64_t acks_deferred = 0;   // piggybacked ACKs processed after the reply left (Peer::dack)
-};
-
-// Per-peer counters and protocol state, a snapshot (Engine::peer_stats).
-struct PeerStats {
-  PeerAddr addr;
-  uint64_t user = ~0ull;        // provider tag (fi_addr), ~0 if none
-  bool dead = false;
-  uint32_t remote_epoch = 0;
-  uint64_t tx_pkts = 0, tx_bytes = 0;   // data packets / payload bytes sent (incl. retransmits)
-  uint64_t rx_pkts = 0, rx_bytes = 0;   // data packets / payload bytes received
-  uint64_t retx_pkts = 0;               // data packets retransmitted
-  uint64_t dup_pkts = 0;                // duplicate data packets received
-  uint64_t rto_events = 0;
-  uint64_t srtt_ns = 0, rttvar_ns = 0, rto_ns = 0, min_rtt_ns = 0;
-  uint32_t cwnd_pkts = 0;               // congestion window, packets
-  uint32_t inflight_pkts = 0;           // sent, not yet cumulatively acknowledged (the span)
-  uint32_t pipe_pkts = 0;               // of those, not SACKed (at most window_pkts and cwnd)
-  uint32_t credits_pkts = 0;            // receiver's advertised window beyond snd_una, packets
-  // Sender: time (ns, by the engine's clock readings) a message waited with segments left to
-  // send, by what stopped it: the send window (window_pkts of pipe), the congestion window, the
-  // receiver's credits, the send ring (full, could not grow), and the packet path (no packet
-  // buffer, tx queue full). A wait still open counts up to the latest reading.
-  uint64_t blocked_window_ns = 0, blocked_cwnd_ns = 0, blocked_credits_ns = 0;
-  uint64_t blocked_ring_ns = 0, blocked_tx_ns = 0;
-  // Receiver: holes (times it began to hold packets above a missing one) and the time it held
-  // any (ns, from the arrival of the first held packet until none is held; holes that overlap
-  // count once).
-  uint64_t holes = 0, hole_ns = 0;
-};
 
 class Engine {
  public:
@@ -192,7 +141,7 @@ class Engine {
   uint32_t epoch() const noexcept { return cfg_.epoch; }
   // A counter counts this endpoint's send completions (fi_cntr(3) FI_SEND, bound before
   // fi_enable): completions that make no CQ entry are seen there, so their ACKs are never
-  // deferred (can_defer_ack).
+  // deferred (can_defer_ack). Called under the port lock, before traffic.
   void set_send_counter_bound(bool bound) noexcept { send_counter_bound_ = bound; }
   // Changes this endpoint's id (fi_setname before any traffic).
   void set_ep_id(uint16_t id) noexcept { cfg_.ep_id = id; }
@@ -405,16 +354,16 @@ class Engine {
   // keeps the edge; credit_stalled holds only while snd_nxt is at or past that edge), so the
   // call is left out.
   static bool ack_news(const Peer& p, const wire::Header& h) noexcept;  // (engine_state.hpp)
-  // Off the path a ping-pong's round trip waits for: the ACK a request piggybacks, for a
-  // reply whose send made no completion event, is processed after the next reply leaves
-  // (Peer::dack). Only when it acknowledges everything sent to p (p is idle once it is
-  // applied: the next post leaves at once), carries no SACK, and every send it completes is
-  // the application's, asked for no CQ entry, pins nothing, and no send counter is bound: then
-  // nothing the application can see waits for it. A few messages at most (a request-response
-  // pattern, not a stream).
+  // Off the path a ping-pong's round trip waits for (Peer::dack): the ACK a request
+  // piggybacks for an earlier reply is processed after the next reply leaves (or at p's next
+  // packet, a due timer, the next round, a send that finds the tx slots full). Only when it
+  // acknowledges everything sent to p (p is idle once it is applied), carries no SACK, and
+  // completes at most kDeferAckMaxMsgs of the application's sends that asked for no CQ entry
+  // and pin nothing, with no send counter bound: nothing the application sees waits for it.
   bool can_defer_ack(const Peer& p, const wire::Header& h) const noexcept;
   void defer_ack(Peer& p, const wire::Header& h) noexcept;
   void apply_deferred_ack(Peer& p) noexcept;
+  void apply_deferred_acks() noexcept;  // every peer's
   static constexpr uint32_t kDeferAckMaxMsgs = 4;
   void fill_ack(Peer& p, wire::Header& h, uint8_t* ext) noexcept;
   uint16_t build_sack(Peer& p, uint64_t& sack, uint8_t* ext) noexcept;
@@ -608,6 +557,7 @@ class Engine {
   uint16_t rx_free_len_ = 0;
   bool rx_round_ = false;  // a packet arrived since the last progress()
   uint64_t round_ = 0;     // progress() calls so far (Peer::dack)
+  uint32_t dacks_pending_ = 0;  // peers with a deferred ACK
   bool send_counter_bound_ = false;
   // Receive completions of the packet being delivered (deliver_whole's common case), handed to
   // the sink when deliver() returns; finish_recv hands them over first (completion order).

@@ -315,9 +315,13 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
 
 bool Engine::can_defer_ack(const Peer& p, const wire::Header& h) const noexcept {
   if (send_counter_bound_ || h.sack || Seq32(h.ack_psn) != p.snd_nxt) return false;
+  // The sends it completes stay in p's queue meanwhile: with the reply they must stay below
+  // request_ack's threshold, or the reply would ask the peer for an ACK of its own.
+  const uint32_t max_msgs =
+      std::min(kDeferAckMaxMsgs, std::max<uint32_t>(2, cfg_.ack_coalesce_pkts / 2) - 2);
   uint32_t n = 0;
   for (const SendMsg* m = p.sq_head; m; m = m->next) {
-    if (++n > kDeferAckMaxMsgs || !m->segmented || m->origin != SendMsg::Origin::App ||
+    if (++n > max_msgs || !m->segmented || m->origin != SendMsg::Origin::App ||
         (m->op.flags & kOpCompletion) || m->pin != kNoPin)
       return false;
   }
@@ -331,11 +335,13 @@ void Engine::defer_ack(Peer& p, const wire::Header& h) noexcept {
   p.dack.credits = h.credits;
   p.dack.round = round_;
   p.dack.valid = true;
+  ++dacks_pending_;
   ++stats_.acks_deferred;
 }
 
 void Engine::apply_deferred_ack(Peer& p) noexcept {
   p.dack.valid = false;
+  --dacks_pending_;
   wire::Header h;  // what on_ack reads of an ACK without SACK
   h.ack_psn = p.dack.ack_psn;
   h.credits = p.dack.credits;
@@ -344,6 +350,18 @@ void Engine::apply_deferred_ack(Peer& p) noexcept {
   last_rx_ns_ = p.dack.rx_ns;  // on_ack's clock: the packet's arrival, as if taken in then
   on_ack(p, h, nullptr, 0);
   last_rx_ns_ = rx_ns;
+  // What is in flight now left after that arrival (the ACK covered everything before it): its
+  // RTO runs from its own send (RFC 6298 5.1), not from the ACK's arrival, which may be long
+  // past when the application took its time to reply.
+  if (p.inflight() && p.rto_deadline_ns)
+    p.rto_deadline_ns = std::max(p.rto_deadline_ns, p.slot(p.snd_una).sent_ns + p.rtt.rto_ns);
+}
+
+void Engine::apply_deferred_acks() noexcept {
+  for (auto& pp : peers_) {
+    if (!dacks_pending_) return;
+    if (pp->dack.valid) apply_deferred_ack(*pp);
+  }
 }
 
 bool Engine::resend(Peer& p, Seq32 psn, uint64_t now) noexcept {

@@ -57,6 +57,7 @@ Status Engine::rma(const RmaOp& op) noexcept {
       if (len > cfg_.inject_size) return Status::TooBig;
     }
   }
+  if (send_pool_.in_use() >= cfg_.tx_size && dacks_pending_) apply_deferred_acks();
   if (send_pool_.in_use() >= cfg_.tx_size || rma_free_.empty()) return Status::NoResource;
   SendMsg* m = send_pool_.get();
   if (!m) return Status::NoResource;

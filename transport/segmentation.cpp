@@ -25,6 +25,7 @@ Status Engine::send(const SendOp& op) noexcept {
   uint64_t len = 0;
   if (Status st = check_send(op, len); st != Status::Ok) return st;
   if (!cfg_.reliable) return send_dgram(op, len);
+  if (send_pool_.in_use() >= cfg_.tx_size && dacks_pending_) apply_deferred_acks();
   if (send_pool_.in_use() >= cfg_.tx_size) return Status::NoResource;  // the rest is for answers
   if ((op.flags & kOpDeliveryComplete) && rma_free_.empty()) return Status::NoResource;
   SendMsg* m = send_pool_.get();
@@ -34,6 +35,8 @@ Status Engine::send(const SendOp& op) noexcept {
 }
 
 SendOp* Engine::send_slot() noexcept {
+  // Slots held by sends whose ACK is deferred (Peer::dack) are freed before a post is refused.
+  if (send_pool_.in_use() >= cfg_.tx_size && dacks_pending_) apply_deferred_acks();
   if (!cfg_.reliable || send_pool_.in_use() >= cfg_.tx_size) return nullptr;
   SendMsg* m = send_pool_.get();
   return m ? &m->op : nullptr;
@@ -80,7 +83,15 @@ Status Engine::start_send(SendMsg* m) noexcept {
   }
   const uint32_t flags = op.flags;  // m may complete (and be reused) inside queue_msg
   flush_after_post(flags, queue_msg(p, m));
-  if (p.dack.valid) apply_deferred_ack(p);  // the reply is out: now the request's ACK
+  if (p.dack.valid) {  // the reply is out: now the request's ACK
+    apply_deferred_ack(p);
+    // A window, congestion window or credits that only the stale state closed: what waits
+    // leaves now, not at the next progress round.
+    if (p.sq_next) {
+      pump(p, now_);
+      if (!(flags & kOpMore)) flush();
+    }
+  }
   return Status::Ok;
 }
 

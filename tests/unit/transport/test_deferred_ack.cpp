@@ -21,8 +21,9 @@ struct DeferredAck : ::testing::Test {
   std::vector<char> in_a = std::vector<char>(16), in_b = std::vector<char>(16);
 
   // n round trips a -> b -> a, each side re-posting its receive before it replies (as
-  // fi_pingpong and `pollfab pingpong` do); send_flags for both sides' sends.
-  void ping_pong(int n, uint32_t send_flags) {
+  // fi_pingpong and `pollfab pingpong` do); send_flags for both sides' sends; quiesce: then
+  // run until neither side is busy.
+  void ping_pong(int n, uint32_t send_flags, bool quiesce = true) {
     size_t a_got = 0, b_got = 0;
     ASSERT_EQ(t.b->recv(make_recv(in_b.data(), in_b.size())), Status::Ok);
     ASSERT_EQ(t.a->recv(make_recv(in_a.data(), in_a.size())), Status::Ok);
@@ -40,8 +41,9 @@ struct DeferredAck : ::testing::Test {
       EXPECT_STREQ(in_a.data(), "pong");
       EXPECT_STREQ(in_b.data(), "ping");
     }
-    // Quiet: nothing left in flight or in use.
-    ASSERT_TRUE(t.run_until([&] { return !t.a->busy() && !t.b->busy(); }));
+    // Quiet: nothing left in flight or in use (else b's last reply is still unacknowledged,
+    // and a's next request acknowledges it).
+    if (quiesce) ASSERT_TRUE(t.run_until([&] { return !t.a->busy() && !t.b->busy(); }));
   }
   static size_t count_recv(const RecordingSink& s) {
     size_t n = 0;
@@ -97,6 +99,50 @@ TEST_F(DeferredAck, ADeferredAckIsAppliedByTheNextRoundWhenNoReplyFollows) {
   ASSERT_TRUE(t.run_until([&] { return t.b->sends_in_use() == 0 && !t.b->busy(); }));
   EXPECT_EQ(t.a->stats().retx_pkts + t.b->stats().retx_pkts, 0u);
   EXPECT_EQ(t.b->stats().rto_events, 0u);
+}
+
+TEST_F(DeferredAck, AReplyPostedLaterThanTheRtoAfterTheRequestIsNotResent) {
+  ping_pong(3, kOpInject, false);
+  // a's request acknowledges b's last reply; b defers that ACK, then takes 5 RTOs to reply.
+  ASSERT_EQ(t.a->send(make_send(t.a_to_b, ping, sizeof ping, nullptr, kOpInject)), Status::Ok);
+  ASSERT_TRUE(t.run_until([&] { return count_recv(t.sink_b) == 4; }));
+  ASSERT_EQ(t.b->stats().acks_deferred, 3u);
+  t.clock.set(t.clock.now_ns() + 5 * EngineConfig{}.rto_min_ns);
+  ASSERT_EQ(t.b->recv(make_recv(in_b.data(), in_b.size())), Status::Ok);
+  ASSERT_EQ(t.b->send(make_send(t.b_to_a, pong, sizeof pong, nullptr, kOpInject)), Status::Ok);
+  // b's next round must not time the reply from the request's arrival.
+  t.step();
+  EXPECT_EQ(t.b->stats().rto_events, 0u);
+  EXPECT_EQ(t.b->stats().retx_pkts, 0u);
+  ASSERT_TRUE(t.run_until([&] { return count_recv(t.sink_a) == 4 && !t.a->busy() && !t.b->busy(); }));
+  // (a may resend its request: b, away for 5 RTOs, acknowledged it only with the reply.)
+  EXPECT_EQ(t.b->stats().retx_pkts, 0u);
+  EXPECT_EQ(t.b->stats().rto_events, 0u);
+}
+
+TEST_F(DeferredAck, ATimerDueInTheRoundThatBringsTheAckSeesItFirst) {
+  ping_pong(3, kOpInject, false);
+  const uint64_t deferred = t.a->stats().acks_deferred;
+  // a sends a request; b replies at once; the reply (which acknowledges the request) reaches
+  // a only after a has been away for longer than its RTO: the round that takes the reply in
+  // must not resend the acknowledged request.
+  ASSERT_EQ(t.a->send(make_send(t.a_to_b, ping, sizeof ping, nullptr, kOpInject)), Status::Ok);
+  PacketBuf bufs[32];
+  for (int i = 0; i < 100 && count_recv(t.sink_b) < 4; ++i) {  // b only: a stays away
+    t.clock.set(t.clock.now_ns() + 1'000);
+    for (uint16_t n; (n = t.link.b().rx_burst(bufs, 32)) > 0;)
+      for (uint16_t k = 0; k < n; ++k) t.b->on_packet(bufs[k]);
+    t.b->progress();
+  }
+  ASSERT_EQ(count_recv(t.sink_b), 4u);
+  ASSERT_EQ(t.b->recv(make_recv(in_b.data(), in_b.size())), Status::Ok);
+  ASSERT_EQ(t.b->send(make_send(t.b_to_a, pong, sizeof pong, nullptr, kOpInject)), Status::Ok);
+  t.clock.set(t.clock.now_ns() + 3 * EngineConfig{}.rto_initial_ns);
+  t.step();  // a: the reply (its ACK deferred) and a progress round with the RTO long due
+  EXPECT_EQ(count_recv(t.sink_a), 4u);
+  EXPECT_EQ(t.a->stats().acks_deferred, deferred + 1);
+  EXPECT_EQ(t.a->stats().rto_events, 0u);
+  EXPECT_EQ(t.a->stats().retx_pkts, 0u);
 }
 
 }  // namespace
