@@ -368,7 +368,9 @@ class Engine {
   void fill_ack(Peer& p, wire::Header& h, uint8_t* ext) noexcept;
   uint16_t build_sack(Peer& p, uint64_t& sack, uint8_t* ext) noexcept;
   void send_ack(Peer& p) noexcept;
-  void on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t ext_len) noexcept;
+  // late: a deferred ACK (apply_deferred_ack), applied after packets it cannot speak of left.
+  void on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t ext_len,
+              bool late = false) noexcept;
   void on_rto(Peer& p, uint64_t now) noexcept;
   void detect_loss(Peer& p, uint64_t now) noexcept;
   // RACK/probe timing of p, ns: rtt (srtt, or rto_initial before a sample), reo (reordering

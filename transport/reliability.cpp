@@ -209,7 +209,8 @@ void Engine::send_ack(Peer& p) noexcept {
   ++stats_.acks_tx;
 }
 
-void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t ext_len) noexcept {
+void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t ext_len,
+                    bool late) noexcept {
   Seq32 ack(h.ack_psn);
   if (ack > p.snd_nxt || ack < p.snd_una) return;  // stale or bogus
   const uint64_t now = last_rx_ns_;  // on_ack runs inside on_packet: the packet's rx time
@@ -310,6 +311,13 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
     p.loss_deadline_ns = 0;
     return;
   }
+  if (late) {
+    // Everything in flight left after this ACK was made (it acknowledged all sent before): it
+    // can show none of it lost. Only the probe timer moves to the new oldest packet.
+    p.loss_deadline_ns = 0;
+    arm_probe(p);
+    return;
+  }
   detect_loss(p, now);
 }
 
@@ -348,7 +356,7 @@ void Engine::apply_deferred_ack(Peer& p) noexcept {
   h.ack_delay_ns = p.dack.ack_delay_ns;
   const uint64_t rx_ns = last_rx_ns_;
   last_rx_ns_ = p.dack.rx_ns;  // on_ack's clock: the packet's arrival, as if taken in then
-  on_ack(p, h, nullptr, 0);
+  on_ack(p, h, nullptr, 0, /*late=*/true);
   last_rx_ns_ = rx_ns;
   // What is in flight now left after that arrival (the ACK covered everything before it): its
   // RTO runs from its own send (RFC 6298 5.1), not from the ACK's arrival, which may be long
