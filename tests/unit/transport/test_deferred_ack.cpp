@@ -145,5 +145,33 @@ TEST_F(DeferredAck, ATimerDueInTheRoundThatBringsTheAckSeesItFirst) {
   EXPECT_EQ(t.a->stats().retx_pkts, 0u);
 }
 
+TEST(DeferredAckSlots, ASendThatFindsTheTxSlotsHeldByADeferredAckAppliesItFirst) {
+  EngineConfig cb;
+  cb.tx_size = 1;  // b's one send slot: its reply's, until the reply is acknowledged
+  Pair t({}, {}, cb);
+  char in_a[16], in_b[16], ping[16] = "ping", pong[16] = "pong";
+  const auto got = [](const RecordingSink& s) {
+    size_t n = 0;
+    for (const auto& c : s.comps) n += (c.flags & kCompRecv) && c.status == Status::Ok;
+    return n;
+  };
+  ASSERT_EQ(t.b->recv(make_recv(in_b, sizeof in_b)), Status::Ok);
+  ASSERT_EQ(t.a->recv(make_recv(in_a, sizeof in_a)), Status::Ok);
+  ASSERT_EQ(t.a->send(make_send(t.a_to_b, ping, sizeof ping, nullptr, kOpInject)), Status::Ok);
+  ASSERT_TRUE(t.run_until([&] { return got(t.sink_b) == 1; }));
+  ASSERT_EQ(t.b->recv(make_recv(in_b, sizeof in_b)), Status::Ok);
+  ASSERT_EQ(t.b->send(make_send(t.b_to_a, pong, sizeof pong, nullptr, kOpInject)), Status::Ok);
+  ASSERT_TRUE(t.run_until([&] { return got(t.sink_a) == 1; }));
+  ASSERT_EQ(t.a->recv(make_recv(in_a, sizeof in_a)), Status::Ok);
+  // a's next request acknowledges b's reply; b defers that ACK, so the reply holds b's slot.
+  ASSERT_EQ(t.a->send(make_send(t.a_to_b, ping, sizeof ping, nullptr, kOpInject)), Status::Ok);
+  ASSERT_TRUE(t.run_until([&] { return got(t.sink_b) == 2; }));
+  ASSERT_EQ(t.b->stats().acks_deferred, 1u);
+  ASSERT_EQ(t.b->sends_in_use(), 1u);
+  // The next reply finds no free slot but one that only the deferred ACK holds: not refused.
+  EXPECT_EQ(t.b->send(make_send(t.b_to_a, pong, sizeof pong, nullptr, kOpInject)), Status::Ok);
+  ASSERT_TRUE(t.run_until([&] { return got(t.sink_a) == 2; }));
+}
+
 }  // namespace
 }  // namespace pollfab::transport::test
