@@ -295,13 +295,14 @@ void Engine::progress(uint64_t now_ns) noexcept {
     budget_seen_ = budget;
     for (size_t i = 0; i < peers_.size(); ++i) {
       Peer& p = *peers_[i];
-      // A packet held at rcv_nxt that could not be delivered (unexpected budget full) gets
-      // another chance once receives are posted or unexpected messages consumed.
       // An ACK deferred in an earlier round is due now; one of this round, before a timer of
       // p's that is due looks at packets it acknowledges (the application came back late).
-      if (p.dack.valid && (p.dack.round != round_ || (p.rto_deadline_ns && now_ >= p.rto_deadline_ns) ||
-                           (p.loss_deadline_ns && now_ >= p.loss_deadline_ns)))
+      if (p.dack.valid &&
+          (p.dack.round != round_ || (p.rto_deadline_ns && now_ >= p.rto_deadline_ns) ||
+           (p.loss_deadline_ns && now_ >= p.loss_deadline_ns)))
         apply_deferred_ack(p);
+      // A packet held at rcv_nxt that could not be delivered (unexpected budget full) gets
+      // another chance once receives are posted or unexpected messages consumed.
       if (p.held.has(p.rcv_nxt)) drain_held(p, static_cast<PeerId>(i));
       // Read after drain_held: what it queues (a delivery answer) reads the clock afresh and
       // may store a later time (heard_ns) than the round's reading.

@@ -321,8 +321,8 @@ bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32
   const uint32_t ext = wire::is_rma(m.type) ? uint32_t(wire::kRmaExtBytes) : 0;
   if (prev && prev + 1 == slot) {  // (a flush in next_tx would have moved the queue)
     const bool last = uint64_t(off) + len == m.len;
-    const uint16_t flags = static_cast<uint16_t>(
-        (util::load_be16(prev->data + 4) & ~(wire::kFirst | wire::kLast)) | (last ? wire::kLast : 0));
+    const uint16_t kept = util::load_be16(prev->data + 4) & ~(wire::kFirst | wire::kLast);
+    const uint16_t flags = static_cast<uint16_t>(kept | (last ? wire::kLast : 0));
     wire::encode_continuation(prev->data, pkt.data, ext, flags, static_cast<uint16_t>(ext + len),
                               psn.raw(), off);
   } else {
