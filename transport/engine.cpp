@@ -30,6 +30,7 @@ Engine::Engine(const EngineConfig& cfg, PacketIo& io, Clock& clock, CompletionSi
          (cfg_.reorder_window_pkts - 64) / 8 > sack_room)
     cfg_.reorder_window_pkts /= 2;
   zc_min_ = cfg_.reliable ? io_.zero_copy_min_bytes() : UINT32_MAX;
+  ack_req_msgs_ = std::max<uint32_t>(2, cfg_.ack_coalesce_pkts / 2);
   if (!cfg_.reliable) cfg_.max_msg_size = std::min<uint64_t>(cfg_.max_msg_size, seg_bytes_);
   cfg_.max_msg_size = std::min<uint64_t>(cfg_.max_msg_size, 0xffffffffull);
   cfg_.inject_size = std::min<uint32_t>(cfg_.inject_size, uint32_t(cfg_.max_msg_size));

@@ -516,6 +516,9 @@ class Engine {
   Clock& clock_;
   CompletionSink& sink_;
   uint32_t seg_bytes_ = 0;
+  // Queued messages of a peer from which a flushed burst asks for its ACK (request_ack):
+  // max(2, ack_coalesce_pkts / 2). A deferred ACK's messages plus the reply stay below it.
+  uint32_t ack_req_msgs_ = 2;
 
   std::vector<std::unique_ptr<Peer>> peers_;
   std::unordered_map<PeerAddr, PeerId, PeerAddrHash> peer_index_;

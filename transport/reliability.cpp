@@ -325,8 +325,7 @@ bool Engine::can_defer_ack(const Peer& p, const wire::Header& h) const noexcept 
   if (send_counter_bound_ || h.sack || Seq32(h.ack_psn) != p.snd_nxt) return false;
   // The sends it completes stay in p's queue meanwhile: with the reply they must stay below
   // request_ack's threshold, or the reply would ask the peer for an ACK of its own.
-  const uint32_t max_msgs =
-      std::min(kDeferAckMaxMsgs, std::max<uint32_t>(2, cfg_.ack_coalesce_pkts / 2) - 2);
+  const uint32_t max_msgs = std::min(kDeferAckMaxMsgs, ack_req_msgs_ - 2);
   uint32_t n = 0;
   for (const SendMsg* m = p.sq_head; m; m = m->next) {
     if (++n > max_msgs || !m->segmented || m->origin != SendMsg::Origin::App ||

@@ -162,7 +162,7 @@ void Engine::request_ack() noexcept {
   if (!t || txq_sealed_ >= txq_len_ || !t->msg) return;
   const Peer& p = P(t->msg->op.peer);
   // Only a burst that leaves nothing behind (the sender now waits) asks.
-  if (p.sq_next || p.queued_msgs < std::max<uint32_t>(2, cfg_.ack_coalesce_pkts / 2)) return;
+  if (p.sq_next || p.queued_msgs < ack_req_msgs_) return;
   uint8_t* hdr = txq_[txq_len_ - 1].data;
   util::store_be16(hdr + 4, util::load_be16(hdr + 4) | wire::kAckReq);
 }

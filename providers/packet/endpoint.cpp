@@ -115,12 +115,11 @@ int TransportEndpoint::enable() {
   {
     util::Guard<util::MaybeLock> g(tdom_->lock());
     engine_->set_send_counter_bound(send_cntr_ != nullptr);
-  }
-  if (srx_) {
-    auto* srx = static_cast<TransportSrx*>(srx_);  // the domain's srx_ctx made it
-    util::Guard<util::MaybeLock> g(tdom_->lock());
-    if (!engine_->share_matcher(srx->matcher())) return -FI_EOPBADSTATE;
-    srx->join(*engine_);
+    if (srx_) {
+      auto* srx = static_cast<TransportSrx*>(srx_);  // the domain's srx_ctx made it
+      if (!engine_->share_matcher(srx->matcher())) return -FI_EOPBADSTATE;
+      srx->join(*engine_);
+    }
   }
   stats::endpoint_enabled(tdom_);  // starts the stats socket (stats.socket) on first use
   return 0;
