@@ -192,9 +192,15 @@ class Engine {
   //     post_recv(r) posts it as recv(r->op) would; kOpPeek / kOpClaim receives (which need
   //     no entry) are refused with Invalid and go through recv(). nullptr: rx_size receives
   //     are in use (NoResource). On any error the entry is free again.
-  SendOp* send_slot() noexcept;
+  // (send_slot's common case is inline: a free slot of a reliable engine. SendMsg is
+  // incomplete here; its op is its first member, checked in segmentation.cpp.)
+  SendOp* send_slot() noexcept {
+    if (cfg_.reliable && send_pool_.in_use() < cfg_.tx_size) [[likely]]
+      return reinterpret_cast<SendOp*>(send_pool_.get());
+    return send_slot_slow();
+  }
   Status post_send(SendOp* op) noexcept;
-  RecvEntry* recv_entry() noexcept;
+  RecvEntry* recv_entry() noexcept { return matcher_->alloc_recv(); }
   Status post_recv(RecvEntry* r) noexcept;
   // Starts an RMA or atomic operation (fi_rma(3), fi_atomic(3)); it completes through the sink
   // (kCompRma or kCompAtomic, with kCompRead or kCompWrite) once the target has answered:
@@ -473,7 +479,14 @@ class Engine {
   // wait. A post behind messages still in flight queues: it leaves with the next progress
   // round's burst, bundled with the posts after it, not alone (a window of small sends
   // otherwise opened every refill with a one-message packet).
-  void flush_after_post(uint32_t op_flags, bool idle) noexcept;
+  // Inline: the common post (no FI_MORE, none pending, behind sends in flight or after the
+  // round's eager flush, fewer than kTxBurst waiting) only queues.
+  void flush_after_post(uint32_t op_flags, bool idle) noexcept {
+    if (!(op_flags & kOpMore) && !more_batch_ && !(tx_eager_ && idle) && txq_len_ < kTxBurst)
+      [[likely]] return;
+    flush_after_post_slow(op_flags, idle);
+  }
+  void flush_after_post_slow(uint32_t op_flags, bool idle) noexcept;
   void seal(PacketBuf& pkt) noexcept;
   // The send's completion, once the I/O layer holds no reference to its memory (zero copy):
   // until then it waits on the pinned list (release_pinned, from progress).
@@ -506,6 +519,7 @@ class Engine {
   Status check_send(const SendOp& op, uint64_t& len) const noexcept;
   // What send() and post_send() do with a checked App message in its slot.
   Status start_send(SendMsg* m) noexcept;
+  SendOp* send_slot_slow() noexcept;  // send_slot() when none is free or not reliable
   // What recv() and post_recv() do with a plain or multi-recv receive in its entry.
   Status start_recv(RecvEntry* r) noexcept;
   void on_dgram(PacketBuf& pkt, const wire::Header& h) noexcept;

@@ -12,6 +12,10 @@ namespace pollfab::transport {
 // Copies len bytes from src into the iov list at byte offset off (clipped to the iov).
 inline void copy_to_iov(const iovec* iov, uint32_t cnt, uint64_t off, const uint8_t* src,
                         uint64_t len) noexcept {
+  if (cnt == 1 && off + len <= iov[0].iov_len) [[likely]] {  // one buffer: no walk
+    if (len) std::memcpy(static_cast<uint8_t*>(iov[0].iov_base) + off, src, len);
+    return;
+  }
   for (uint32_t i = 0; i < cnt && len; ++i) {
     if (off >= iov[i].iov_len) { off -= iov[i].iov_len; continue; }
     uint64_t n = std::min<uint64_t>(len, iov[i].iov_len - off);
@@ -23,6 +27,10 @@ inline void copy_to_iov(const iovec* iov, uint32_t cnt, uint64_t off, const uint
 // Copies len bytes at byte offset off of the iov list into dst.
 inline void copy_from_iov(const iovec* iov, uint32_t cnt, uint64_t off, uint8_t* dst,
                           uint64_t len) noexcept {
+  if (cnt == 1 && off + len <= iov[0].iov_len) [[likely]] {  // one buffer: no walk
+    if (len) std::memcpy(dst, static_cast<const uint8_t*>(iov[0].iov_base) + off, len);
+    return;
+  }
   for (uint32_t i = 0; i < cnt && len; ++i) {
     if (off >= iov[i].iov_len) { off -= iov[i].iov_len; continue; }
     uint64_t n = std::min<uint64_t>(len, iov[i].iov_len - off);

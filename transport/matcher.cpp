@@ -59,30 +59,8 @@ RecvEntry* Matcher::new_recv(const RecvOp& op) noexcept {
   return r;
 }
 
-RecvEntry* Matcher::alloc_recv() noexcept {
-  RecvEntry* r = recv_pool_.get();
-  if (r) r->parent = nullptr;  // release() may take it back before prepare_recv()
-  return r;
-}
-
-void Matcher::prepare_recv(RecvEntry* r) noexcept {
-  // Field by field, as new_recv() would leave them: the post's fast path (a whole-entry clear
-  // then a copy of op wrote the entry twice).
-  r->cap = iov_bytes(r->op.iov, r->op.iov_count);
-  r->received = 0;
-  r->parent = nullptr;
-  r->used = 0;
-  r->slices = 0;
-  r->retired = false;
-  r->prev = r->next = nullptr;
-}
-
-bool Matcher::release(RecvEntry* r) noexcept {
+bool Matcher::release_slice(RecvEntry* r) noexcept {
   RecvEntry* b = r->parent;
-  if (!b) {
-    recv_pool_.put(r);
-    return false;
-  }
   slice_pool_.put(r);
   if (--b->slices || !b->retired) return false;
   recv_pool_.put(b);
@@ -142,7 +120,7 @@ UnexEntry* Matcher::find_unexpected(const RecvOp& op) noexcept {
   return nullptr;
 }
 
-UnexEntry* Matcher::match_unexpected(const RecvOp& op) noexcept {
+UnexEntry* Matcher::match_unexpected_queued(const RecvOp& op) noexcept {
   UnexEntry* u = find_unexpected(op);
   if (u) take(u);
   return u;

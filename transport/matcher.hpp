@@ -32,6 +32,7 @@
 
 #include "lib/util/intrusive_list.hpp"
 #include "lib/util/pool.hpp"
+#include "transport/iov.hpp"
 #include "transport/ops.hpp"
 
 namespace pollfab::transport {
@@ -93,12 +94,34 @@ class Matcher {
   // An entry whose op the caller writes in place (iov_count <= kMaxIov) before
   // prepare_recv(r) sets the rest as new_recv(op) does; release() takes it back unprepared.
   // nullptr when rx_size are in use.
-  RecvEntry* alloc_recv() noexcept;
-  void prepare_recv(RecvEntry* r) noexcept;
+  // (Inline, as prepare_recv and release: every receive post and completion runs them, and a
+  // call each was ~40 instructions of a receive's ~800 at 64 bytes.)
+  RecvEntry* alloc_recv() noexcept {
+    RecvEntry* r = recv_pool_.get();
+    if (r) r->parent = nullptr;  // release() may take it back before prepare_recv()
+    return r;
+  }
+  void prepare_recv(RecvEntry* r) noexcept {
+    // Field by field, as new_recv() would leave them: the post's fast path (a whole-entry
+    // clear then a copy of op wrote the entry twice).
+    r->cap = iov_bytes(r->op.iov, r->op.iov_count);
+    r->received = 0;
+    r->parent = nullptr;
+    r->used = 0;
+    r->slices = 0;
+    r->retired = false;
+    r->prev = r->next = nullptr;
+  }
   // Gives an entry back (completed, or never posted). For a multi-recv slice it returns true
   // if this was the last slice of a retired buffer: the buffer is given back too and the
   // slice's completion is the one that carries FI_MULTI_RECV.
-  bool release(RecvEntry* r) noexcept;
+  bool release(RecvEntry* r) noexcept {
+    if (!r->parent) [[likely]] {
+      recv_pool_.put(r);
+      return false;
+    }
+    return release_slice(r);
+  }
   // Queues r behind the other posted receives of its class.
   void post(RecvEntry* r) noexcept { posted_[cls(r->op.flags)].push_back(r); }
   // The receive a message of msg_len bytes from pid (tagged: with tag) goes to: the first
@@ -112,7 +135,10 @@ class Matcher {
   //   find_unexpected leaves it queued (peek); match_unexpected removes it (queue = None;
   //   the caller completes it, or claims it while it is still arriving).
   UnexEntry* find_unexpected(const RecvOp& op) noexcept;
-  UnexEntry* match_unexpected(const RecvOp& op) noexcept;
+  UnexEntry* match_unexpected(const RecvOp& op) noexcept {
+    if (unexpected_[cls(op.flags)].empty()) [[likely]] return nullptr;  // the common post
+    return match_unexpected_queued(op);
+  }
   // Removes u from the unexpected queue (a receive or a discard took it).
   void take(UnexEntry* u) noexcept;
   // FI_PEEK|FI_CLAIM: moves u from the unexpected queue to the claimed set under context.
@@ -171,6 +197,8 @@ class Matcher {
   static bool matches(const RecvOp& op, PeerId pid, bool tagged, uint64_t tag) noexcept {
     return (op.peer == kAnyPeer || op.peer == pid) && (!tagged || !((op.tag ^ tag) & ~op.ignore));
   }
+  bool release_slice(RecvEntry* r) noexcept;                  // release()'s multi-recv half
+  UnexEntry* match_unexpected_queued(const RecvOp& op) noexcept;  // match_unexpected's walk
   // r left the posted queue: true if it is a buffer with open slices (retired, kept).
   bool withdraw(RecvEntry* r) noexcept;
   // Unexpected-message entries come from a list of spares (a freed entry goes there, up to

@@ -34,7 +34,9 @@ Status Engine::send(const SendOp& op) noexcept {
   return start_send(m);
 }
 
-SendOp* Engine::send_slot() noexcept {
+SendOp* Engine::send_slot_slow() noexcept {
+  static_assert(std::is_standard_layout_v<SendMsg> && offsetof(SendMsg, op) == 0,
+                "send_slot() and post_send() cast between a slot and its op");
   // Slots held by sends whose ACK is deferred (Peer::dack) are freed before a post is refused.
   if (send_pool_.in_use() >= cfg_.tx_size && dacks_pending_) apply_deferred_acks();
   if (!cfg_.reliable || send_pool_.in_use() >= cfg_.tx_size) return nullptr;
@@ -57,7 +59,8 @@ Status Engine::post_send(SendOp* op) noexcept {
   return start_send(m);
 }
 
-Status Engine::start_send(SendMsg* m) noexcept {
+// Inline in send() and post_send(): a call per post.
+[[gnu::always_inline]] inline Status Engine::start_send(SendMsg* m) noexcept {
   const SendOp& op = m->op;
   const uint64_t len = m->len;
   if (op.flags & kOpInject) {
@@ -233,7 +236,9 @@ bool Engine::bundleable(const SendMsg& m) const noexcept {
          !(m.pin != kNoPin && m.len >= zc_min_);  // never attached (zero copy)
 }
 
-bool Engine::append_message(PacketBuf& pkt, const SendMsg& m) noexcept {
+// Inline in try_bundle (each bundled message) and the retransmit's re-bundling.
+[[gnu::always_inline]] inline bool Engine::append_message(PacketBuf& pkt,
+                                                          const SendMsg& m) noexcept {
   const uint16_t f = ((m.op.flags & kOpTagged) ? wire::kTagged : 0) |
                      ((m.op.flags & kOpCqData) ? wire::kCqData : 0);
   const uint32_t need = wire::bundle_entry_bytes(f) + static_cast<uint32_t>(m.len);

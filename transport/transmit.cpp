@@ -134,7 +134,7 @@ bool Engine::enqueue_tx(PacketBuf& pkt) noexcept {
   return true;
 }
 
-void Engine::flush_after_post(uint32_t op_flags, bool idle) noexcept {
+void Engine::flush_after_post_slow(uint32_t op_flags, bool idle) noexcept {
   if (op_flags & kOpMore) {
     more_batch_ = true;
     return;

@@ -43,7 +43,9 @@ struct DeferredAck : ::testing::Test {
     }
     // Quiet: nothing left in flight or in use (else b's last reply is still unacknowledged,
     // and a's next request acknowledges it).
-    if (quiesce) ASSERT_TRUE(t.run_until([&] { return !t.a->busy() && !t.b->busy(); }));
+    if (quiesce) {
+      ASSERT_TRUE(t.run_until([&] { return !t.a->busy() && !t.b->busy(); }));
+    }
   }
   static size_t count_recv(const RecordingSink& s) {
     size_t n = 0;
