@@ -51,9 +51,16 @@ struct MsgSlots {
   static ssize_t send1(fid_ep* f, const void* buf, size_t len, void* desc, fi_addr_t dest,
                        void* ctx, uint64_t data, uint64_t tag, uint64_t flags, bool tagged,
                        bool inject) noexcept {
-    iovec iov{const_cast<void*>(buf), len};
-    MsgArgs a{&iov, &desc, 1, dest, ctx, data, tag, 0};
-    return ep(f)->send(a, flags, tagged, inject);
+    // A provider with a one-buffer entry point skips the iovec and MsgArgs round trip.
+    if constexpr (requires(E& e) {
+                    e.send_one(buf, len, dest, ctx, data, tag, flags, tagged, inject);
+                  }) {
+      return ep(f)->send_one(buf, len, dest, ctx, data, tag, flags, tagged, inject);
+    } else {
+      iovec iov{const_cast<void*>(buf), len};
+      MsgArgs a{&iov, &desc, 1, dest, ctx, data, tag, 0};
+      return ep(f)->send(a, flags, tagged, inject);
+    }
   }
   static ssize_t recv1(fid_ep* f, const iovec* iov, void** desc, size_t count, fi_addr_t src,
                        void* ctx, uint64_t tag, uint64_t ignore, uint64_t flags,
@@ -61,13 +68,22 @@ struct MsgSlots {
     MsgArgs a{iov, desc, count, src, ctx, 0, tag, ignore};
     return ep(f)->recv(a, flags, tagged);
   }
+  // fi_recv / fi_trecv: one buffer (a provider's recv_one when it has one, as send1).
+  static ssize_t recv_buf(fid_ep* f, void* buf, size_t len, void* desc, fi_addr_t src, void* ctx,
+                          uint64_t tag, uint64_t ignore, bool tagged) noexcept {
+    if constexpr (requires(E& e) { e.recv_one(buf, len, src, ctx, tag, ignore, 0, tagged); }) {
+      return ep(f)->recv_one(buf, len, src, ctx, tag, ignore, rxf(f), tagged);
+    } else {
+      iovec iov{buf, len};
+      return recv1(f, &iov, &desc, 1, src, ctx, tag, ignore, rxf(f), tagged);
+    }
+  }
   static uint64_t txf(fid_ep* f) noexcept { return ep(f)->tx_op_flags(); }
   static uint64_t rxf(fid_ep* f) noexcept { return ep(f)->rx_op_flags(); }
 
   // fi_msg(3)
   static ssize_t recv(fid_ep* f, void* buf, size_t len, void* desc, fi_addr_t src, void* ctx) {
-    iovec iov{buf, len};
-    return recv1(f, &iov, &desc, 1, src, ctx, 0, 0, rxf(f), false);
+    return recv_buf(f, buf, len, desc, src, ctx, 0, 0, false);
   }
   static ssize_t recvv(fid_ep* f, const iovec* iov, void** desc, size_t count, fi_addr_t src,
                        void* ctx) {
@@ -107,8 +123,7 @@ struct MsgSlots {
   // fi_tagged(3)
   static ssize_t trecv(fid_ep* f, void* buf, size_t len, void* desc, fi_addr_t src, uint64_t tag,
                        uint64_t ignore, void* ctx) {
-    iovec iov{buf, len};
-    return recv1(f, &iov, &desc, 1, src, ctx, tag, ignore, rxf(f), true);
+    return recv_buf(f, buf, len, desc, src, ctx, tag, ignore, true);
   }
   static ssize_t trecvv(fid_ep* f, const iovec* iov, void** desc, size_t count, fi_addr_t src,
                         uint64_t tag, uint64_t ignore, void* ctx) {

@@ -232,34 +232,77 @@ static_assert(core::MsgEndpoint<TransportEndpoint>);
 static_assert(core::RmaEndpoint<TransportEndpoint>);
 static_assert(core::AtomicEndpoint<TransportEndpoint>);
 
+template <class Fill>
+ssize_t TransportEndpoint::post_send_op(fi_addr_t addr, const Fill& fill) noexcept {
+  util::Guard<util::MaybeLock> g(tdom_->lock());
+  const transport::PeerId peer = resolve(addr);
+  if (peer == transport::kNoPeer) return no_peer_error();
+  // Written straight into the engine's send slot; without one (none free: the engine answers
+  // NoResource again; a datagram engine has none) through send().
+  Status st;
+  if (transport::SendOp* slot = engine_->send_slot()) {
+    slot->peer = peer;
+    fill(*slot);
+    st = engine_->post_send(slot);
+  } else {
+    transport::SendOp op;
+    op.peer = peer;
+    fill(op);
+    st = engine_->send(op);
+  }
+  tdom_->link().posted(st);  // an automatic-progress thread asleep learns of the new timers
+  return st == Status::Ok ? 0 : -core::fi_errno_of(st);
+}
+
 ssize_t TransportEndpoint::send(const core::MsgArgs& a, uint64_t flags, bool tagged,
                                 bool inject_call) noexcept {
   if (!enabled_) return -FI_EOPBADSTATE;
   if (a.count > transport::kMaxIov || (a.count && !a.iov)) return -FI_EINVAL;
-  util::Guard<util::MaybeLock> g(tdom_->lock());
-  const transport::PeerId peer = resolve(a.addr);
-  if (peer == transport::kNoPeer) return no_peer_error();
-  const auto fill = [&](transport::SendOp& op) {
-    op.peer = peer;
+  return post_send_op(a.addr, [&](transport::SendOp& op) {
     transport::copy_iov(op.iov, a.iov, a.count);
     op.iov_count = static_cast<uint32_t>(a.count);
     op.tag = tagged ? a.tag : 0;
     op.cq_data = a.data;
     op.context = a.context;
     op.flags = (tagged ? transport::kOpTagged : 0) | tx_flags(flags, inject_call);
-  };
-  // Written straight into the engine's send slot; without one (none free: the engine answers
-  // NoResource again; a datagram engine has none) through send().
-  Status st;
-  if (transport::SendOp* slot = engine_->send_slot()) {
-    fill(*slot);
-    st = engine_->post_send(slot);
-  } else {
-    transport::SendOp op;
-    fill(op);
-    st = engine_->send(op);
+  });
+}
+
+ssize_t TransportEndpoint::send_one(const void* buf, size_t len, fi_addr_t dest, void* ctx,
+                                    uint64_t data, uint64_t tag, uint64_t flags, bool tagged,
+                                    bool inject_call) noexcept {
+  if (!enabled_) return -FI_EOPBADSTATE;
+  return post_send_op(dest, [&](transport::SendOp& op) {
+    op.iov[0] = {const_cast<void*>(buf), len};
+    op.iov_count = 1;
+    op.tag = tagged ? tag : 0;
+    op.cq_data = data;
+    op.context = ctx;
+    op.flags = (tagged ? transport::kOpTagged : 0) | tx_flags(flags, inject_call);
+  });
+}
+
+template <class Fill>
+ssize_t TransportEndpoint::post_recv_op(fi_addr_t addr, bool peek_or_claim,
+                                        const Fill& fill) noexcept {
+  util::Guard<util::MaybeLock> g(tdom_->lock());
+  transport::PeerId peer = transport::kAnyPeer;
+  if ((caps_ & FI_DIRECTED_RECV) && addr != FI_ADDR_UNSPEC && !cm_) {
+    peer = resolve(addr);
+    if (peer == transport::kNoPeer) return -FI_EINVAL;
   }
-  tdom_->link().posted(st);  // an automatic-progress thread asleep learns of the new timers
+  Status st = Status::NoResource;
+  if (peek_or_claim) [[unlikely]] {  // they need no receive entry of their own
+    transport::RecvOp op;
+    fill(op);
+    op.peer = peer;
+    st = engine_->recv(op);
+  } else if (transport::RecvEntry* r = engine_->recv_entry()) {  // written in place
+    fill(r->op);
+    r->op.peer = peer;
+    st = engine_->post_recv(r);
+  }
+  tdom_->link().posted(st);
   return st == Status::Ok ? 0 : -core::fi_errno_of(st);
 }
 
@@ -268,25 +311,30 @@ ssize_t TransportEndpoint::recv(const core::MsgArgs& a, uint64_t flags, bool tag
   if (srx_) return -FI_EOPNOTSUPP;  // receives go to the shared context
   if (int r = check_recv_args(a, flags)) return r;
   const bool completion = !rx_selective_ || (flags & FI_COMPLETION);
-  util::Guard<util::MaybeLock> g(tdom_->lock());
-  transport::PeerId peer = transport::kAnyPeer;
-  if ((caps_ & FI_DIRECTED_RECV) && a.addr != FI_ADDR_UNSPEC && !cm_) {
-    peer = resolve(a.addr);
-    if (peer == transport::kNoPeer) return -FI_EINVAL;
-  }
-  Status st = Status::NoResource;
-  if (flags & (FI_PEEK | FI_CLAIM)) [[unlikely]] {  // they need no receive entry of their own
-    transport::RecvOp op;
+  return post_recv_op(a.addr, flags & (FI_PEEK | FI_CLAIM), [&](transport::RecvOp& op) {
     fill_recv_op(a, flags, tagged, completion, min_multi_recv_, op);
-    op.peer = peer;
-    st = engine_->recv(op);
-  } else if (transport::RecvEntry* r = engine_->recv_entry()) {  // written in place
-    fill_recv_op(a, flags, tagged, completion, min_multi_recv_, r->op);
-    r->op.peer = peer;
-    st = engine_->post_recv(r);
+  });
+}
+
+ssize_t TransportEndpoint::recv_one(void* buf, size_t len, fi_addr_t src, void* ctx,
+                                    uint64_t tag, uint64_t ignore, uint64_t flags,
+                                    bool tagged) noexcept {
+  if (flags & (FI_MULTI_RECV | FI_PEEK | FI_CLAIM | FI_DISCARD)) [[unlikely]] {
+    const iovec iov{buf, len};
+    return recv(core::MsgArgs{&iov, nullptr, 1, src, ctx, 0, tag, ignore}, flags, tagged);
   }
-  tdom_->link().posted(st);
-  return st == Status::Ok ? 0 : -core::fi_errno_of(st);
+  if (!enabled_) return -FI_EOPBADSTATE;
+  if (srx_) return -FI_EOPNOTSUPP;
+  const bool completion = !rx_selective_ || (flags & FI_COMPLETION);
+  return post_recv_op(src, false, [&](transport::RecvOp& op) {  // as fill_recv_op
+    op.iov[0] = {buf, len};
+    op.iov_count = 1;
+    op.tag = tag;
+    op.ignore = ignore;
+    op.context = ctx;
+    op.min_multi_recv = min_multi_recv_;
+    op.flags = (tagged ? transport::kOpTagged : 0) | (completion ? transport::kOpCompletion : 0);
+  });
 }
 
 ssize_t TransportEndpoint::cancel(void* context) noexcept {

@@ -87,5 +87,41 @@ TEST(OfiAv, AnUnknownSenderIsASourceErrorWithItsName) {
   EXPECT_EQ(src, back);
 }
 
+// The one-buffer calls (fi_send, fi_inject, fi_senddata, fi_tsend, fi_recv, fi_trecv) take a
+// shorter path into the provider than their iovec forms: they refuse the same bad input, and
+// a refused call leaves nothing behind (the next good call completes as usual).
+TEST(OfiAv, OneBufferCallsRefuseAnAddressTheAvDoesNotHoldAsTheIovecCallsDo) {
+  Ofi f(kCaps);
+  ASSERT_TRUE(f.ok());
+  Ep& a = f.add_ep();
+  Ep& b = f.add_ep();
+  const fi_addr_t nowhere = 1000;  // never inserted
+  char out[4] = "abc", in[4] = {};
+  iovec iov{out, 3};
+  void* desc = nullptr;
+  fi_context c;
+  EXPECT_EQ(fi_send(a.ep, out, 3, nullptr, nowhere, &c), -FI_EINVAL);
+  EXPECT_EQ(fi_sendv(a.ep, &iov, &desc, 1, nowhere, &c), -FI_EINVAL);
+  EXPECT_EQ(fi_inject(a.ep, out, 3, nowhere), -FI_EINVAL);
+  EXPECT_EQ(fi_senddata(a.ep, out, 3, nullptr, 7, nowhere, &c), -FI_EINVAL);
+  EXPECT_EQ(fi_tsend(a.ep, out, 3, nullptr, nowhere, 5, &c), -FI_EINVAL);
+  EXPECT_EQ(fi_tinject(a.ep, out, 3, nowhere, 5), -FI_EINVAL);
+  iovec riov{in, sizeof in};
+  EXPECT_EQ(fi_trecv(b.ep, in, sizeof in, nullptr, nowhere, 5, 0, &c), -FI_EINVAL);  // directed
+  EXPECT_EQ(fi_trecvv(b.ep, &riov, &desc, 1, nowhere, 5, 0, &c), -FI_EINVAL);
+  EXPECT_EQ(fi_recv(b.ep, in, sizeof in, nullptr, nowhere, &c), -FI_EINVAL);
+  fi_context sc, rc;
+  ASSERT_EQ(fi_trecv(b.ep, in, sizeof in, nullptr, a.self, 5, 0, &rc), 0);
+  ASSERT_EQ(fi_tsend(a.ep, out, 3, nullptr, b.self, 5, &sc), 0);
+  fi_cq_tagged_entry e;
+  ASSERT_EQ(Ofi::wait(b.cq, e), 1);
+  EXPECT_EQ(e.op_context, &rc);
+  EXPECT_EQ(e.len, 3u);
+  EXPECT_STREQ(in, "abc");
+  ASSERT_EQ(Ofi::wait(a.cq, e), 1);
+  EXPECT_EQ(e.op_context, &sc);
+  EXPECT_TRUE(Ofi::quiet(a.cq));  // the refused sends left no completion
+}
+
 }  // namespace
 }  // namespace pollfab::ofitest
