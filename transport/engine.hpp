@@ -316,10 +316,12 @@ class Engine {
   // Bundling (wire::kBundle): m, whole and small, joins the packet of the message before it
   // when that packet is p's newest, still queued and unsealed, with room. True if it did.
   bool try_bundle(Peer& p, SendMsg& m) noexcept;
+  bool bundle_into_tail(Peer& p, SendMsg& m) noexcept;  // try_bundle, inline in queue_msg
   // May m share a packet with others (a plain message of the application's, copied)?
   bool bundleable(const SendMsg& m) const noexcept;
-  // Appends m as a bundle entry to pkt (a Data packet being built); false if it does not fit.
-  bool append_message(PacketBuf& pkt, const SendMsg& m) noexcept;
+  // Appends m as a bundle entry to pkt (a Data packet being built): the bytes appended, 0 if
+  // it does not fit.
+  uint32_t append_message(PacketBuf& pkt, const SendMsg& m) noexcept;
   bool deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
   // One message's segment (h describes it, payload its bytes); deliver() of a plain packet.
   bool deliver_message(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;

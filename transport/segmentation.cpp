@@ -116,7 +116,7 @@ bool Engine::queue_msg(Peer& p, SendMsg* m) noexcept {
   // The common case of a stream of small sends: m alone waits and joins p's packet still in
   // the queue. pump() would do the same after its window checks, which a message that takes no
   // PSN and no window slot does not need.
-  if (p.sq_next == m && try_bundle(p, *m)) {
+  if (p.sq_next == m && bundle_into_tail(p, *m)) {
     if (!p.loss_deadline_ns) arm_probe(p);
     return idle;
   }
@@ -236,24 +236,27 @@ bool Engine::bundleable(const SendMsg& m) const noexcept {
          !(m.pin != kNoPin && m.len >= zc_min_);  // never attached (zero copy)
 }
 
-// Inline in try_bundle (each bundled message) and the retransmit's re-bundling.
-[[gnu::always_inline]] inline bool Engine::append_message(PacketBuf& pkt,
-                                                          const SendMsg& m) noexcept {
+// Inline in try_bundle (each bundled message) and the retransmit's re-bundling. Returns the
+// bytes appended (entry and message), 0 if m does not fit.
+[[gnu::always_inline]] inline uint32_t Engine::append_message(PacketBuf& pkt,
+                                                              const SendMsg& m) noexcept {
   const uint16_t f = ((m.op.flags & kOpTagged) ? wire::kTagged : 0) |
                      ((m.op.flags & kOpCqData) ? wire::kCqData : 0);
   const uint32_t need = wire::bundle_entry_bytes(f) + static_cast<uint32_t>(m.len);
   if (pkt.ext_len || pkt.len + need > wire::kHeaderBytes + seg_bytes_ || pkt.len + need > pkt.cap)
-    return false;
+    return 0;
   uint8_t* at = pkt.data + pkt.len;
   at += wire::encode_bundle_entry(at, f, static_cast<uint16_t>(m.len), m.op.tag, m.op.cq_data);
   copy_from_iov(m.op.iov, m.op.iov_count, 0, at, m.len);
   pkt.len += need;
   util::store_be16(pkt.data + 4, util::load_be16(pkt.data + 4) | wire::kBundle);  // flags
   util::store_be16(pkt.data + 6, static_cast<uint16_t>(pkt.len - wire::kHeaderBytes));
-  return true;
+  return need;
 }
 
-bool Engine::try_bundle(Peer& p, SendMsg& m) noexcept {
+// Inline in queue_msg (a stream of small posts: each one's path); pump's loop calls it through
+// try_bundle.
+[[gnu::always_inline]] inline bool Engine::bundle_into_tail(Peer& p, SendMsg& m) noexcept {
   if (!cfg_.bundle_max_bytes || !txq_len_ || txq_sealed_ >= txq_len_ || p.snd_nxt == p.snd_una ||
       !bundleable(m))
     return false;
@@ -263,8 +266,9 @@ bool Engine::try_bundle(Peer& p, SendMsg& m) noexcept {
   if (txq_slot_[txq_len_ - 1] != &t || !t.msg) return false;
   // A packet that already holds a bundle passed these when its second message joined.
   if (t.n_msgs == 1 && (t.offset || t.len != t.msg->len || !bundleable(*t.msg))) return false;
-  const uint32_t before = txq_[txq_len_ - 1].len;
-  if (t.n_msgs >= wire::kMaxBundleMsgs || !append_message(txq_[txq_len_ - 1], m)) {
+  const uint32_t added =  // entry and message, as emit_segment counts them
+      t.n_msgs < wire::kMaxBundleMsgs ? append_message(txq_[txq_len_ - 1], m) : 0;
+  if (!added) {
     // The tail is full: it goes now (the receiver starts on it while the next one fills)
     // rather than waiting for the next progress() or a burst of kTxBurst packets.
     flush();
@@ -276,11 +280,12 @@ bool Engine::try_bundle(Peer& p, SendMsg& m) noexcept {
   m.last_psn = p.snd_nxt - 1;
   p.sq_next = m.next;
   ++stats_.bundled_msgs;
-  const uint32_t added = txq_[txq_len_ - 1].len - before;  // entry and message, as emit_segment
   stats_.tx_bytes += added;
   p.tx_bytes += added;
   return true;
 }
+
+bool Engine::try_bundle(Peer& p, SendMsg& m) noexcept { return bundle_into_tail(p, m); }
 
 // The header (and RMA extension) of segment [off, off + len) of m, with the ACK it piggybacks.
 void Engine::encode_segment_header(Peer& p, const SendMsg& m, uint32_t off, uint32_t len, Seq32 psn,
