@@ -9,6 +9,18 @@
 
 namespace pollfab::transport {
 
+// copy_to_iov's walk over several entries (out of line: the one-buffer case inlined stays
+// free of the walk's registers).
+[[gnu::noinline]] inline void copy_to_iov_walk(const iovec* iov, uint32_t cnt, uint64_t off,
+                                               const uint8_t* src, uint64_t len) noexcept {
+  for (uint32_t i = 0; i < cnt && len; ++i) {
+    if (off >= iov[i].iov_len) { off -= iov[i].iov_len; continue; }
+    uint64_t n = std::min<uint64_t>(len, iov[i].iov_len - off);
+    std::memcpy(static_cast<uint8_t*>(iov[i].iov_base) + off, src, n);
+    src += n; len -= n; off = 0;
+  }
+}
+
 // Copies len bytes from src into the iov list at byte offset off (clipped to the iov).
 inline void copy_to_iov(const iovec* iov, uint32_t cnt, uint64_t off, const uint8_t* src,
                         uint64_t len) noexcept {
@@ -16,11 +28,17 @@ inline void copy_to_iov(const iovec* iov, uint32_t cnt, uint64_t off, const uint
     if (len) std::memcpy(static_cast<uint8_t*>(iov[0].iov_base) + off, src, len);
     return;
   }
+  copy_to_iov_walk(iov, cnt, off, src, len);
+}
+
+// copy_from_iov's walk over several entries (out of line, as copy_to_iov_walk).
+[[gnu::noinline]] inline void copy_from_iov_walk(const iovec* iov, uint32_t cnt, uint64_t off,
+                                                 uint8_t* dst, uint64_t len) noexcept {
   for (uint32_t i = 0; i < cnt && len; ++i) {
     if (off >= iov[i].iov_len) { off -= iov[i].iov_len; continue; }
     uint64_t n = std::min<uint64_t>(len, iov[i].iov_len - off);
-    std::memcpy(static_cast<uint8_t*>(iov[i].iov_base) + off, src, n);
-    src += n; len -= n; off = 0;
+    std::memcpy(dst, static_cast<const uint8_t*>(iov[i].iov_base) + off, n);
+    dst += n; len -= n; off = 0;
   }
 }
 
@@ -31,12 +49,7 @@ inline void copy_from_iov(const iovec* iov, uint32_t cnt, uint64_t off, uint8_t*
     if (len) std::memcpy(dst, static_cast<const uint8_t*>(iov[0].iov_base) + off, len);
     return;
   }
-  for (uint32_t i = 0; i < cnt && len; ++i) {
-    if (off >= iov[i].iov_len) { off -= iov[i].iov_len; continue; }
-    uint64_t n = std::min<uint64_t>(len, iov[i].iov_len - off);
-    std::memcpy(dst, static_cast<const uint8_t*>(iov[i].iov_base) + off, n);
-    dst += n; len -= n; off = 0;
-  }
+  copy_from_iov_walk(iov, cnt, off, dst, len);
 }
 
 // The address of bytes [off, off + len) of the iov list if they lie in one entry, else null.

@@ -500,8 +500,8 @@ uint64_t Engine::current_received(const Peer& p) noexcept {
 
 // Copies len payload bytes to offset off of the message being received: the posted receive's
 // iov (what lies past its capacity is truncated) or the unexpected buffer.
-void Engine::place_in(const RecvEntry& r, uint64_t off, const uint8_t* payload,
-                      uint32_t len) noexcept {
+[[gnu::always_inline]] inline void Engine::place_in(const RecvEntry& r, uint64_t off,
+                                                    const uint8_t* payload, uint32_t len) noexcept {
   if (off < r.cap)
     copy_to_iov(r.op.iov, r.op.iov_count, off, payload, std::min<uint64_t>(len, r.cap - off));
 }
