@@ -116,11 +116,12 @@ bool Engine::queue_msg(Peer& p, SendMsg* m) noexcept {
   // The common case of a stream of small sends: m alone waits and joins p's packet still in
   // the queue. pump() would do the same after its window checks, which a message that takes no
   // PSN and no window slot does not need.
-  if (p.sq_next == m && bundle_into_tail(p, *m)) {
+  const bool alone = p.sq_next == m;
+  if (alone && bundle_into_tail(p, *m)) {
     if (!p.loss_deadline_ns) arm_probe(p);
     return idle;
   }
-  pump(p, now);
+  pump(p, now, alone ? m : nullptr);
   return idle;
 }
 
@@ -154,7 +155,7 @@ bool Engine::grow_send_ring(Peer& p) noexcept {
   return true;
 }
 
-void Engine::pump(Peer& p, uint64_t now) noexcept {
+void Engine::pump(Peer& p, uint64_t now, const SendMsg* bundle_tried) noexcept {
   // What may be in flight is the pipe (not SACKed: RFC 6675), so packets that arrived above a
   // hole make room for new ones while the hole is repaired; the span of the send window is
   // bounded by the receiver's credits and by the send ring.
@@ -164,7 +165,8 @@ void Engine::pump(Peer& p, uint64_t now) noexcept {
   while (p.sq_next) {
     // A small whole message rides in the packet of the one before it, if that one has not
     // left yet: no PSN, no window, no header of its own.
-    if (p.sq_next->next_offset == 0 && try_bundle(p, *p.sq_next)) continue;
+    if (p.sq_next->next_offset == 0 && p.sq_next != bundle_tried && try_bundle(p, *p.sq_next))
+      continue;
     if (p.pipe() >= limit) {
       stop = limit < cfg_.window_pkts ? Block::Cwnd : Block::Window;
       break;
