@@ -203,4 +203,27 @@ inline bool Engine::ack_news(const Peer& p, const wire::Header& h) noexcept {
   return ack != p.snd_una || h.sack || ack + h.credits > p.flow.snd_edge;
 }
 
+// Inline (deliver_whole, every small message received): receive.cpp's finish_recv for the rest.
+inline void Engine::complete_whole(RecvEntry* r, PeerId pid, uint32_t len, uint32_t flags,
+                                   uint64_t tag, uint64_t cq_data) noexcept {
+  if (len > r->cap || r->parent || (r->op.flags & kOpMultiRecv)) {  // truncated, multi-recv
+    finish_recv(r, pid, len, flags, tag, cq_data, len > r->cap ? Status::Truncated : Status::Ok);
+    return;
+  }
+  // The common case, as finish_recv would report it, joins this packet's burst.
+  RecvDone& d = recv_done_[recv_done_n_++];
+  d.context = r->op.context;
+  d.len = len;
+  d.buf = r->op.iov_count ? r->op.iov[0].iov_base : nullptr;
+  d.cq_data = cq_data;
+  d.tag = tag;
+  d.peer_user = peers_[pid]->user;
+  d.peer = pid;
+  d.flags = kCompRecv | ((flags & wire::kTagged) ? kCompTagged : 0) |
+            ((flags & wire::kCqData) ? kCompRemoteCqData : 0);
+  d.cq_entry = r->op.flags & kOpCompletion;
+  matcher_->release(r);
+  if (recv_done_n_ == kRecvDoneBurst) flush_recv_done();
+}
+
 }  // namespace pollfab::transport

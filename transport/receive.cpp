@@ -50,7 +50,6 @@ Status Engine::post_recv(RecvEntry* r) noexcept {
   return start_recv(r);
 }
 
-
 void Engine::post_multi_recv(RecvEntry* b) noexcept {
   matcher_->post(b);
   // Messages already waiting fill the buffer first, in arrival order. (If the slice pool
@@ -134,28 +133,6 @@ bool Engine::cancel_recv(void* context) noexcept {
   finish_recv(r, kNoPeer, 0, (r->op.flags & kOpTagged) ? wire::kTagged : 0, r->op.tag, 0,
               Status::Canceled);
   return true;
-}
-
-void Engine::complete_whole(RecvEntry* r, PeerId pid, uint32_t len, uint32_t flags,
-                            uint64_t tag, uint64_t cq_data) noexcept {
-  if (len > r->cap || r->parent || (r->op.flags & kOpMultiRecv)) {  // truncated, multi-recv
-    finish_recv(r, pid, len, flags, tag, cq_data, len > r->cap ? Status::Truncated : Status::Ok);
-    return;
-  }
-  // The common case, as finish_recv would report it, joins this packet's burst.
-  RecvDone& d = recv_done_[recv_done_n_++];
-  d.context = r->op.context;
-  d.len = len;
-  d.buf = r->op.iov_count ? r->op.iov[0].iov_base : nullptr;
-  d.cq_data = cq_data;
-  d.tag = tag;
-  d.peer_user = peers_[pid]->user;
-  d.peer = pid;
-  d.flags = kCompRecv | ((flags & wire::kTagged) ? kCompTagged : 0) |
-            ((flags & wire::kCqData) ? kCompRemoteCqData : 0);
-  d.cq_entry = r->op.flags & kOpCompletion;
-  matcher_->release(r);
-  if (recv_done_n_ == kRecvDoneBurst) flush_recv_done();
 }
 
 void Engine::finish_recv(RecvEntry* r, PeerId pid, uint32_t msg_len, uint32_t flags,

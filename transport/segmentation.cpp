@@ -422,9 +422,12 @@ bool Engine::deliver_bundle(Peer& p, PeerId pid, const wire::Header& h,
   return true;
 }
 
-bool Engine::deliver_whole(Peer& p, PeerId pid, const wire::Header& h, uint16_t flags,
-                           uint32_t len, uint64_t tag, uint64_t cq_data,
-                           const uint8_t* data) noexcept {
+// Inline in deliver() and deliver_bundle (each message of a bundle).
+[[gnu::always_inline]] inline bool Engine::deliver_whole(Peer& p, PeerId pid,
+                                                         const wire::Header& h, uint16_t flags,
+                                                         uint32_t len, uint64_t tag,
+                                                         uint64_t cq_data,
+                                                         const uint8_t* data) noexcept {
   // The common case straight: no message in progress and a posted receive matches. It is what
   // deliver_message does for a whole message, without the in-progress state (cur_*) that only
   // a message of several segments needs.
