@@ -101,6 +101,20 @@ class Cq final : public Object, public WaitMember {
     uint64_t tag;
     fi_addr_t src;
   };
+  // A burst of up to n successful entries written in place (a provider's completions of one
+  // ACK or one packet): burst_room(n) is true if the ring has room for n and no overflow is
+  // queued (else use push()); then burst_slot(0..k-1) are written field by field and
+  // burst_commit(k) publishes them (one index store, one wake-up check). Same producer rules
+  // as push().
+  bool burst_room(uint32_t n) noexcept {
+    return !overflow_n_.load(std::memory_order_acquire) && ring_.room(n);
+  }
+  Entry* burst_slot(uint32_t i) noexcept { return ring_.slot(i); }
+  void burst_commit(uint32_t k) noexcept {
+    if (!k) return;
+    ring_.commit_n(k);
+    waiter_.notify();
+  }
 
  private:
   void push_overflow(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t data,

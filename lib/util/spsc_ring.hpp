@@ -65,6 +65,21 @@ class SpscRing {
     prod_.tail.store(prod_.tail.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
 
+  // Producer, in place, a burst: true if n more fit (then slot(0..n-1) are the next n slots,
+  // written by the caller, and commit_n(k <= n) publishes the first k at once).
+  bool room(uint32_t n) noexcept {
+    const uint32_t t = prod_.tail.load(std::memory_order_relaxed);
+    if (cap_ - (t - prod_.head_seen) >= n) return true;
+    prod_.head_seen = cons_.head.load(std::memory_order_acquire);
+    return cap_ - (t - prod_.head_seen) >= n;
+  }
+  T* slot(uint32_t i) noexcept {
+    return &slots_[(prod_.tail.load(std::memory_order_relaxed) + i) & mask_];
+  }
+  void commit_n(uint32_t k) noexcept {
+    prod_.tail.store(prod_.tail.load(std::memory_order_relaxed) + k, std::memory_order_release);
+  }
+
   // Consumer: the oldest element, or null when empty. Valid until pop().
   T* front() noexcept {
     const uint32_t h = cons_.head.load(std::memory_order_relaxed);

@@ -413,31 +413,68 @@ void TransportEndpoint::on_completion(const Completion& c) noexcept {
 void TransportEndpoint::on_sends_completed(const transport::SendDone* s, uint32_t n) noexcept {
   // on_completion's success path for sends (send counter, a CQ entry if asked for), without a
   // Completion built and a call for each.
-  for (uint32_t i = 0; i < n; ++i) {
-    bump(send_cntr_, true);
-    if (tx_cq_ && s[i].cq_entry)
+  if (send_cntr_)
+    for (uint32_t i = 0; i < n; ++i) bump(send_cntr_, true);
+  if (!tx_cq_) return;
+  if (tx_cq_->burst_room(n)) [[likely]] {  // written in place, published at once
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (!s[i].cq_entry) continue;
+      core::Cq::Entry* e = tx_cq_->burst_slot(k++);
+      e->op_context = s[i].context;
+      e->flags = kMsgCompletionFlags[s[i].flags & kMsgCompletionBits];
+      e->len = 0;
+      e->buf = nullptr;
+      e->data = 0;
+      e->tag = 0;
+      e->src = FI_ADDR_NOTAVAIL;
+    }
+    tx_cq_->burst_commit(k);
+    return;
+  }
+  for (uint32_t i = 0; i < n; ++i)
+    if (s[i].cq_entry)
       tx_cq_->push(s[i].context, kMsgCompletionFlags[s[i].flags & kMsgCompletionBits], 0, nullptr,
                    0, 0, FI_ADDR_NOTAVAIL);
-  }
 }
 
 void TransportEndpoint::on_recvs_completed(const transport::RecvDone* r, uint32_t n) noexcept {
   // on_completion's success path for receives (receive counter, a CQ entry if asked for, the
   // source under FI_SOURCE), without a Completion built and a call for each. A source the AV
   // does not know under FI_SOURCE_ERR is an error entry: on_completion's business.
+  // The entries are written in place and published together (Cq::burst_room) when the ring
+  // has room for all; an error entry in between publishes those before it first.
+  bool burst = rx_cq_ && rx_cq_->burst_room(n);
+  uint32_t k = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const transport::RecvDone& d = r[i];
     fi_addr_t src = FI_ADDR_NOTAVAIL;
     if (caps_ & FI_SOURCE) src = source_of(d.peer, d.peer_user);
     if (src == FI_ADDR_NOTAVAIL && (caps_ & FI_SOURCE_ERR)) [[unlikely]] {
+      if (burst) rx_cq_->burst_commit(k);
+      k = 0;
       on_completion(transport::to_completion(d));
+      burst = rx_cq_ && rx_cq_->burst_room(n - i - 1);
       continue;
     }
     bump(recv_cntr_, true);
     if (!rx_cq_ || !d.cq_entry) continue;
-    rx_cq_->push(d.context, kMsgCompletionFlags[d.flags & kMsgCompletionBits], d.len, d.buf,
-                 d.cq_data, (d.flags & transport::kCompTagged) ? d.tag : 0, src);
+    const uint64_t flags = kMsgCompletionFlags[d.flags & kMsgCompletionBits];
+    const uint64_t tag = (d.flags & transport::kCompTagged) ? d.tag : 0;
+    if (!burst) [[unlikely]] {
+      rx_cq_->push(d.context, flags, d.len, d.buf, d.cq_data, tag, src);
+      continue;
+    }
+    core::Cq::Entry* e = rx_cq_->burst_slot(k++);
+    e->op_context = d.context;
+    e->flags = flags;
+    e->len = d.len;
+    e->buf = d.buf;
+    e->data = d.cq_data;
+    e->tag = tag;
+    e->src = src;
   }
+  if (burst) rx_cq_->burst_commit(k);
 }
 
 void TransportEndpoint::on_rma_completion(const Completion& c) noexcept {

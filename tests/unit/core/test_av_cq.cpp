@@ -204,6 +204,54 @@ TEST(Cq, OverflowKeepsOrderAndErrorsComeFirst) {
   EXPECT_EQ(fi_close(&cq->fid()->fid), 0);
 }
 
+// A provider's burst (Cq::burst_room / burst_slot / burst_commit): entries written in place
+// are read in order with those pushed before and after, across the ring's wrap; a burst the
+// ring has no room for, or one behind queued overflow, is refused (the provider pushes).
+TEST(Cq, BurstsKeepOrderAcrossTheWrapAndDeferToTheOverflow) {
+  Owner owner;
+  fi_cq_attr attr{};
+  attr.format = FI_CQ_FORMAT_DATA;
+  attr.size = 4;
+  auto* cq = new Cq(&owner, nullptr, attr, FI_VERSION(1, 17), false, nullptr);
+  auto burst = [&](uintptr_t first, uint32_t n) {
+    if (!cq->burst_room(n)) return false;
+    for (uint32_t i = 0; i < n; ++i) {
+      Cq::Entry* e = cq->burst_slot(i);
+      e->op_context = reinterpret_cast<void*>(first + i);
+      e->flags = FI_RECV | FI_MSG;
+      e->len = 10 + first + i;
+      e->buf = nullptr;
+      e->data = 0;
+      e->tag = 0;
+      e->src = FI_ADDR_NOTAVAIL;
+    }
+    cq->burst_commit(n);
+    return true;
+  };
+  fi_cq_data_entry e[8];
+  cq->push(reinterpret_cast<void*>(1), FI_SEND | FI_MSG, 0, nullptr, 0, 0, FI_ADDR_NOTAVAIL);
+  ASSERT_TRUE(burst(2, 2));
+  EXPECT_FALSE(burst(4, 2));  // one slot left of four
+  ASSERT_EQ(fi_cq_read(cq->fid(), e, 2), 2);
+  ASSERT_TRUE(burst(4, 3));  // wraps round the ring's end
+  ASSERT_EQ(fi_cq_read(cq->fid(), e + 2, 8), 4);
+  for (uintptr_t i = 0; i < 6; ++i) EXPECT_EQ(e[i].op_context, reinterpret_cast<void*>(i + 1));
+  for (uintptr_t i = 1; i < 6; ++i) EXPECT_EQ(e[i].len, 10 + i + 1);
+  EXPECT_EQ(e[3].flags, FI_RECV | FI_MSG);
+  EXPECT_TRUE(burst(7, 0));  // nothing to publish
+  EXPECT_EQ(fi_cq_read(cq->fid(), e, 8), -FI_EAGAIN);
+  for (uintptr_t i = 10; i < 16; ++i)  // four in the ring, two overflow
+    cq->push(reinterpret_cast<void*>(i), FI_SEND, 0, nullptr, 0, 0, FI_ADDR_NOTAVAIL);
+  ASSERT_EQ(fi_cq_read(cq->fid(), e, 1), 1);
+  EXPECT_FALSE(burst(20, 1));  // room in the ring, but it would pass the overflow
+  ASSERT_EQ(fi_cq_read(cq->fid(), e, 8), 5);
+  EXPECT_EQ(e[4].op_context, reinterpret_cast<void*>(15));
+  ASSERT_TRUE(burst(20, 1));
+  ASSERT_EQ(fi_cq_read(cq->fid(), e, 8), 1);
+  EXPECT_EQ(e[0].op_context, reinterpret_cast<void*>(20));
+  EXPECT_EQ(fi_close(&cq->fid()->fid), 0);
+}
+
 // err_data is copied at push_error: a provider may pass a buffer on its stack (the packet
 // endpoint's FI_SOURCE_ERR address), gone by the time the application reads the error.
 TEST(Cq, ErrorDataIsCopiedWhenQueued) {
