@@ -132,6 +132,24 @@ bool Cq::pop_overflow(Entry& out) noexcept {
   return true;
 }
 
+template <class Out>
+void Cq::copy_batch(uint8_t* out, size_t n) noexcept {
+  auto* o = reinterpret_cast<Out*>(out);
+  for (size_t i = 0; i < n; ++i) {
+    const Entry& e = *ring_.peek(static_cast<uint32_t>(i));
+    o[i].op_context = e.op_context;
+    if constexpr (sizeof(Out) >= sizeof(fi_cq_msg_entry)) {
+      o[i].flags = e.flags;
+      o[i].len = e.len;
+    }
+    if constexpr (sizeof(Out) >= sizeof(fi_cq_data_entry)) {
+      o[i].buf = e.buf;
+      o[i].data = e.data;
+    }
+    if constexpr (sizeof(Out) >= sizeof(fi_cq_tagged_entry)) o[i].tag = e.tag;
+  }
+}
+
 void Cq::write_entry(void* dst, const Entry& e) const noexcept {
   switch (format_) {
     case FI_CQ_FORMAT_CONTEXT: {
@@ -168,8 +186,20 @@ ssize_t Cq::read(void* buf, size_t count, fi_addr_t* src_addr) noexcept {
   if (!has_entries()) return -FI_EAGAIN;
   util::Guard<util::MaybeLock> g(read_lock_);
   if (errors_n_.load(std::memory_order_acquire)) return -FI_EAVAIL;
-  size_t n = 0;
   auto* out = static_cast<uint8_t*>(buf);
+  // What the ring holds first, in one batch (the format chosen once, one index store); then
+  // entry by entry, the overflow list behind it.
+  const size_t batch = std::min<size_t>(count, ring_.available());
+  switch (format_) {
+    case FI_CQ_FORMAT_CONTEXT: copy_batch<fi_cq_entry>(out, batch); break;
+    case FI_CQ_FORMAT_MSG: copy_batch<fi_cq_msg_entry>(out, batch); break;
+    case FI_CQ_FORMAT_DATA: copy_batch<fi_cq_data_entry>(out, batch); break;
+    default: copy_batch<fi_cq_tagged_entry>(out, batch); break;
+  }
+  if (src_addr)
+    for (size_t i = 0; i < batch; ++i) src_addr[i] = ring_.peek(static_cast<uint32_t>(i))->src;
+  ring_.pop_n(static_cast<uint32_t>(batch));
+  size_t n = batch;
   Entry e;
   for (; n < count; ++n) {
     if (const Entry* r = ring_.front()) [[likely]] {  // straight from the ring, no copy

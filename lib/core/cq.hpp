@@ -120,6 +120,10 @@ class Cq final : public Object, public WaitMember {
   void push_overflow(void* op_context, uint64_t flags, size_t len, void* buf, uint64_t data,
                      uint64_t tag, fi_addr_t src) noexcept;
   void write_entry(void* dst, const Entry& e) const noexcept;
+  // read()'s batch: the n oldest ring entries in format Out (fi_cq_entry ... _tagged_entry) at
+  // out, left in the ring (the caller pops them).
+  template <class Out>
+  void copy_batch(uint8_t* out, size_t n) noexcept;
   // The next entry in completion order once the ring was found empty: the overflow list's
   // oldest (or the ring's, refilled meanwhile), or false. Consumer side.
   bool pop_overflow(Entry& out) noexcept;

@@ -89,6 +89,20 @@ class SpscRing {
     }
     return &slots_[h & mask_];
   }
+  // Consumer, a batch: how many elements are queued (the producer's index is read again only
+  // when the cached copy says none); peek(i < that) is the i-th oldest; pop_n(k) drops the k
+  // oldest at once.
+  uint32_t available() noexcept {
+    const uint32_t h = cons_.head.load(std::memory_order_relaxed);
+    if (h == cons_.tail_seen) cons_.tail_seen = prod_.tail.load(std::memory_order_acquire);
+    return cons_.tail_seen - h;
+  }
+  T* peek(uint32_t i) noexcept {
+    return &slots_[(cons_.head.load(std::memory_order_relaxed) + i) & mask_];
+  }
+  void pop_n(uint32_t k) noexcept {
+    cons_.head.store(cons_.head.load(std::memory_order_relaxed) + k, std::memory_order_release);
+  }
   // Consumer: drops the element front() returned (requires one).
   void pop() noexcept {
     cons_.head.store(cons_.head.load(std::memory_order_relaxed) + 1, std::memory_order_release);
