@@ -317,12 +317,12 @@ class Engine {
   // Bundling (wire::kBundle): m, whole and small, joins the packet of the message before it
   // when that packet is p's newest, still queued and unsealed, with room. True if it did.
   bool try_bundle(Peer& p, SendMsg& m) noexcept;
-  bool bundle_into_tail(Peer& p, SendMsg& m) noexcept;  // try_bundle, inline in queue_msg
+  inline bool bundle_into_tail(Peer& p, SendMsg& m) noexcept;  // try_bundle, inline in queue_msg
   // May m share a packet with others (a plain message of the application's, copied)?
   bool bundleable(const SendMsg& m) const noexcept;
   // Appends m as a bundle entry to pkt (a Data packet being built): the bytes appended, 0 if
   // it does not fit.
-  uint32_t append_message(PacketBuf& pkt, const SendMsg& m) noexcept;
+  inline uint32_t append_message(PacketBuf& pkt, const SendMsg& m) noexcept;
   bool deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
   // One message's segment (h describes it, payload its bytes); deliver() of a plain packet.
   bool deliver_message(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
@@ -331,8 +331,9 @@ class Engine {
   // One whole message (flags .. data; h: the packet's header), of a bundle or alone in its
   // packet: into a matching posted receive at once, else through deliver_message
   // (unexpected). False: no room.
-  bool deliver_whole(Peer& p, PeerId pid, const wire::Header& h, uint16_t flags, uint32_t len,
-                     uint64_t tag, uint64_t cq_data, const uint8_t* data) noexcept;
+  inline bool deliver_whole(Peer& p, PeerId pid, const wire::Header& h, uint16_t flags,
+                            uint32_t len, uint64_t tag, uint64_t cq_data,
+                            const uint8_t* data) noexcept;
   void abort_current(Peer& p, PeerId pid) noexcept;
   void fail_current(Peer& p, PeerId pid, Status st) noexcept;
 
@@ -351,8 +352,8 @@ class Engine {
   // copies a segment's payload to its offset in the message being received
   void place_bytes(Peer& p, uint64_t off, const uint8_t* payload, uint32_t len) noexcept;
   // ... in a posted receive r (what lies past its capacity is truncated)
-  static void place_in(const RecvEntry& r, uint64_t off, const uint8_t* payload,
-                       uint32_t len) noexcept;
+  static inline void place_in(const RecvEntry& r, uint64_t off, const uint8_t* payload,
+                              uint32_t len) noexcept;
   // a segment of `len` bytes at the current message's end was placed: finish it if `last`
   void advance_current(Peer& p, PeerId pid, uint32_t len, bool last) noexcept;
   bool grow_send_ring(Peer& p) noexcept;
@@ -501,7 +502,7 @@ class Engine {
   // A whole message placed in r, a posted receive: the completion, in this packet's burst
   // (CompletionSink::on_recvs_completed) when it is the common case (not truncated, not a
   // multi-recv slice), else through finish_recv.
-  void complete_whole(RecvEntry* r, PeerId pid, uint32_t len, uint32_t flags, uint64_t tag,
+  inline void complete_whole(RecvEntry* r, PeerId pid, uint32_t len, uint32_t flags, uint64_t tag,
                       uint64_t cq_data) noexcept;
   // Hands the receive completions complete_whole gathered to the sink (deliver() when a
   // packet's delivery returns; finish_recv before any other).
@@ -519,12 +520,12 @@ class Engine {
   Status send_dgram(const SendOp& op, uint64_t len) noexcept;
   // send()'s and post_send()'s checks on an operation; Ok or the error send() returns. len:
   // the bytes its iov holds (set once the iov count is known to be valid).
-  Status check_send(const SendOp& op, uint64_t& len) const noexcept;
+  inline Status check_send(const SendOp& op, uint64_t& len) const noexcept;
   // What send() and post_send() do with a checked App message in its slot.
-  Status start_send(SendMsg* m) noexcept;
+  inline Status start_send(SendMsg* m) noexcept;
   SendOp* send_slot_slow() noexcept;  // send_slot() when none is free or not reliable
   // What recv() and post_recv() do with a plain or multi-recv receive in its entry.
-  Status start_recv(RecvEntry* r) noexcept;
+  inline Status start_recv(RecvEntry* r) noexcept;
   void on_dgram(PacketBuf& pkt, const wire::Header& h) noexcept;
 
   EngineConfig cfg_;

@@ -6,8 +6,8 @@
 // FI_GETWAIT, FI_GETWAITOBJ and fi_trywait are the set's); fi_control FI_GETWAIT/FI_GETWAITOBJ;
 // fi_trywait.
 //
-// Providers write entries with push()/push_error() (hot path: no allocation unless the ring
-// of `size` entries overflows, then a cold overflow list). Reads return -FI_EAVAIL while an
+// Providers write entries with push()/push_error(), or a burst in place (burst_room/slot/commit;
+// hot path: no allocation unless the ring of `size` entries overflows, then a cold overflow list). Reads return -FI_EAVAIL while an
 // error entry is queued, so errors are never starved by successes.
 // Thread-safety (docs/threading.md): the queue is a single-producer single-consumer ring.
 //   Producers: push()/push_error() callers are serialized by the provider (its progress lock:

@@ -11,7 +11,8 @@
 //   - fi_inject, fi_injectdata: flags = FI_INJECT (| FI_REMOTE_CQ_DATA), inject = true: the
 //     buffer is reusable at return and no completion is ever written (fi_msg(3) "fi_inject");
 //     FI_INJECT in sendmsg's flags only means "copy now" (inject = false).
-// A single buffer becomes a one-entry iov on the trampoline's stack; desc likewise.
+// A single buffer goes to the endpoint's send_one / recv_one when it has them (no iovec built);
+// otherwise it becomes a one-entry iov on the trampoline's stack; desc likewise.
 // The mechanism and the other tables: lib/core/ops.hpp, ops_ep.hpp.
 #pragma once
 #include <rdma/fi_endpoint.h>

@@ -34,7 +34,10 @@ class SpscRing {
   }
   uint32_t capacity() const noexcept { return cap_; }
   uint32_t size() const noexcept {
-    return prod_.tail.load(std::memory_order_acquire) - cons_.head.load(std::memory_order_acquire);
+    // head first: a tail read before it could be passed by the consumer meanwhile (the
+    // difference then wraps to a huge size).
+    const uint32_t h = cons_.head.load(std::memory_order_acquire);
+    return prod_.tail.load(std::memory_order_acquire) - h;
   }
   bool empty() const noexcept { return size() == 0; }
 

@@ -412,10 +412,13 @@ void TransportEndpoint::on_completion(const Completion& c) noexcept {
 
 void TransportEndpoint::on_sends_completed(const transport::SendDone* s, uint32_t n) noexcept {
   // on_completion's success path for sends (send counter, a CQ entry if asked for), without a
-  // Completion built and a call for each.
-  if (send_cntr_)
-    for (uint32_t i = 0; i < n; ++i) bump(send_cntr_, true);
-  if (!tx_cq_) return;
+  // Completion built and a call for each. The counter moves once the entries are published:
+  // an application that saw it reach N finds N entries.
+  const auto count = [&] {
+    if (send_cntr_)
+      for (uint32_t i = 0; i < n; ++i) bump(send_cntr_, true);
+  };
+  if (!tx_cq_) return count();
   if (tx_cq_->burst_room(n)) [[likely]] {  // written in place, published at once
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; ++i) {
@@ -430,12 +433,13 @@ void TransportEndpoint::on_sends_completed(const transport::SendDone* s, uint32_
       e->src = FI_ADDR_NOTAVAIL;
     }
     tx_cq_->burst_commit(k);
-    return;
+    return count();
   }
   for (uint32_t i = 0; i < n; ++i)
     if (s[i].cq_entry)
       tx_cq_->push(s[i].context, kMsgCompletionFlags[s[i].flags & kMsgCompletionBits], 0, nullptr,
                    0, 0, FI_ADDR_NOTAVAIL);
+  count();
 }
 
 void TransportEndpoint::on_recvs_completed(const transport::RecvDone* r, uint32_t n) noexcept {
@@ -443,21 +447,26 @@ void TransportEndpoint::on_recvs_completed(const transport::RecvDone* r, uint32_
   // source under FI_SOURCE), without a Completion built and a call for each. A source the AV
   // does not know under FI_SOURCE_ERR is an error entry: on_completion's business.
   // The entries are written in place and published together (Cq::burst_room) when the ring
-  // has room for all; an error entry in between publishes those before it first.
+  // has room for all, and the receive counter moves once they are; an error entry in between
+  // publishes (and counts) those before it first.
   bool burst = rx_cq_ && rx_cq_->burst_room(n);
-  uint32_t k = 0;
+  uint32_t k = 0, counted = 0;
+  const auto publish = [&] {
+    if (burst) rx_cq_->burst_commit(k);
+    k = 0;
+    for (; counted; --counted) bump(recv_cntr_, true);
+  };
   for (uint32_t i = 0; i < n; ++i) {
     const transport::RecvDone& d = r[i];
     fi_addr_t src = FI_ADDR_NOTAVAIL;
     if (caps_ & FI_SOURCE) src = source_of(d.peer, d.peer_user);
     if (src == FI_ADDR_NOTAVAIL && (caps_ & FI_SOURCE_ERR)) [[unlikely]] {
-      if (burst) rx_cq_->burst_commit(k);
-      k = 0;
+      publish();
       on_completion(transport::to_completion(d));
       burst = rx_cq_ && rx_cq_->burst_room(n - i - 1);
       continue;
     }
-    bump(recv_cntr_, true);
+    if (recv_cntr_) ++counted;
     if (!rx_cq_ || !d.cq_entry) continue;
     const uint64_t flags = kMsgCompletionFlags[d.flags & kMsgCompletionBits];
     const uint64_t tag = (d.flags & transport::kCompTagged) ? d.tag : 0;
@@ -474,7 +483,7 @@ void TransportEndpoint::on_recvs_completed(const transport::RecvDone* r, uint32_
     e->tag = tag;
     e->src = src;
   }
-  if (burst) rx_cq_->burst_commit(k);
+  publish();
 }
 
 void TransportEndpoint::on_rma_completion(const Completion& c) noexcept {

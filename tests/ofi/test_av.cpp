@@ -121,6 +121,16 @@ TEST(OfiAv, OneBufferCallsRefuseAnAddressTheAvDoesNotHoldAsTheIovecCallsDo) {
   ASSERT_EQ(Ofi::wait(a.cq, e), 1);
   EXPECT_EQ(e.op_context, &sc);
   EXPECT_TRUE(Ofi::quiet(a.cq));  // the refused sends left no completion
+  // Before fi_enable: -FI_EOPBADSTATE from every one of them, as from the iovec forms.
+  f.add_ep(0, [&](fid_ep* ep) {
+    EXPECT_EQ(fi_send(ep, out, 3, nullptr, a.self, &c), -FI_EOPBADSTATE);
+    EXPECT_EQ(fi_sendv(ep, &iov, &desc, 1, a.self, &c), -FI_EOPBADSTATE);
+    EXPECT_EQ(fi_inject(ep, out, 3, a.self), -FI_EOPBADSTATE);
+    EXPECT_EQ(fi_tsend(ep, out, 3, nullptr, a.self, 5, &c), -FI_EOPBADSTATE);
+    EXPECT_EQ(fi_recv(ep, in, sizeof in, nullptr, FI_ADDR_UNSPEC, &c), -FI_EOPBADSTATE);
+    EXPECT_EQ(fi_trecv(ep, in, sizeof in, nullptr, FI_ADDR_UNSPEC, 5, 0, &c), -FI_EOPBADSTATE);
+    EXPECT_EQ(fi_trecvv(ep, &riov, &desc, 1, FI_ADDR_UNSPEC, 5, 0, &c), -FI_EOPBADSTATE);
+  });
 }
 
 }  // namespace

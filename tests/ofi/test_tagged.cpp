@@ -253,6 +253,40 @@ TEST(OfiMsg, MultiRecvBufferTakesSeveralMessagesAndReleasesOnce) {
   }
 }
 
+// fi_recv with FI_MULTI_RECV among the endpoint's default receive flags (FI_SETOPSFLAG): the
+// one-buffer call honours them as fi_recvmsg's flags (the provider's one-buffer path hands
+// such receives to the general one).
+TEST(OfiMsg, MultiRecvFromTheDefaultFlagsOfAOneBufferReceive) {
+  Ofi f(kCaps);
+  ASSERT_TRUE(f.ok());
+  Ep& r = f.add_ep();
+  Ep& s = f.add_ep();
+  size_t min = 100;
+  ASSERT_EQ(fi_setopt(&r.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, sizeof min), 0);
+  uint64_t flags = FI_RECV | FI_MULTI_RECV;
+  ASSERT_EQ(fi_control(&r.ep->fid, FI_SETOPSFLAG, &flags), 0);
+  std::vector<char> pool(300);
+  fi_context mctx;
+  ASSERT_EQ(fi_recv(r.ep, pool.data(), pool.size(), nullptr, FI_ADDR_UNSPEC, &mctx), 0);
+  const std::string one(120, 'a'), two(90, 'b');
+  for (const std::string* m : {&one, &two}) {
+    fi_context sc;
+    ASSERT_EQ(fi_send(s.ep, m->data(), m->size(), nullptr, r.self, &sc), 0);
+    fi_cq_tagged_entry e;
+    ASSERT_EQ(Ofi::wait(s.cq, e), 1);
+  }
+  fi_cq_tagged_entry e;
+  ASSERT_EQ(Ofi::wait(r.cq, e), 1);
+  EXPECT_EQ(e.op_context, &mctx);
+  EXPECT_EQ(e.buf, pool.data());
+  EXPECT_EQ(std::string(static_cast<char*>(e.buf), e.len), one);
+  EXPECT_FALSE(e.flags & FI_MULTI_RECV);  // 180 bytes left: the buffer stays posted
+  ASSERT_EQ(Ofi::wait(r.cq, e), 1);
+  EXPECT_EQ(e.buf, pool.data() + one.size());  // the same buffer, after the first
+  EXPECT_EQ(std::string(static_cast<char*>(e.buf), e.len), two);
+  EXPECT_TRUE(e.flags & FI_MULTI_RECV);  // 90 left, under 100: released
+}
+
 }  // namespace
 }  // namespace pollfab::ofitest
 

@@ -3,8 +3,10 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "lib/core/av.hpp"
 #include "lib/core/cq.hpp"
@@ -143,6 +145,43 @@ TEST(Cq, FormatsAndSourceAddresses) {
     EXPECT_EQ(fi_close(&cq->fid()->fid), 0);
   }
   EXPECT_GT(prog.calls, 0);  // manual progress: reads drive the domain
+}
+
+// A read takes what the ring holds in one batch: in each format exactly the format's fields,
+// at the format's stride, never more entries than asked for (what lies past them in the
+// caller's buffer is untouched), the sources in order; the rest stays queued.
+TEST(Cq, BatchReadsWriteEachFormatsFieldsAndNoMoreThanAskedFor) {
+  Owner owner;
+  for (fi_cq_format fmt : {FI_CQ_FORMAT_CONTEXT, FI_CQ_FORMAT_MSG, FI_CQ_FORMAT_DATA,
+                           FI_CQ_FORMAT_TAGGED}) {
+    SCOPED_TRACE("format " + std::to_string(fmt));
+    fi_cq_attr attr{};
+    attr.format = fmt;
+    attr.size = 8;
+    auto* cq = new Cq(&owner, nullptr, attr, FI_VERSION(1, 17), false, nullptr);
+    char data[3];
+    for (uintptr_t i = 1; i <= 3; ++i)
+      cq->push(reinterpret_cast<void*>(i), FI_RECV | FI_TAGGED, 10 * i, &data[i - 1], 100 + i,
+               1000 + i, 20 + i);
+    const size_t stride = fmt == FI_CQ_FORMAT_CONTEXT ? sizeof(fi_cq_entry)
+                          : fmt == FI_CQ_FORMAT_MSG   ? sizeof(fi_cq_msg_entry)
+                          : fmt == FI_CQ_FORMAT_DATA  ? sizeof(fi_cq_data_entry)
+                                                      : sizeof(fi_cq_tagged_entry);
+    std::vector<uint8_t> buf(3 * stride, 0xee);
+    fi_addr_t src[3] = {7, 7, 7};
+    ASSERT_EQ(fi_cq_readfrom(cq->fid(), buf.data(), 2, src), 2);
+    for (uintptr_t i = 0; i < 2; ++i) {
+      fi_cq_tagged_entry want{reinterpret_cast<void*>(i + 1), FI_RECV | FI_TAGGED, 10 * (i + 1),
+                              &data[i], 100 + i + 1, 1000 + i + 1};
+      EXPECT_EQ(std::memcmp(buf.data() + i * stride, &want, stride), 0) << "entry " << i;
+      EXPECT_EQ(src[i], 21 + i);
+    }
+    EXPECT_EQ(src[2], 7u);
+    EXPECT_TRUE(std::all_of(buf.begin() + 2 * stride, buf.end(), [](uint8_t b) { return b == 0xee; }));
+    ASSERT_EQ(fi_cq_read(cq->fid(), buf.data(), 3), 1);  // the third, left queued
+    EXPECT_EQ(*reinterpret_cast<void**>(buf.data()), reinterpret_cast<void*>(3));
+    EXPECT_EQ(fi_close(&cq->fid()->fid), 0);
+  }
 }
 
 // A read that the queued completions can fill is served from them without progress; progress
