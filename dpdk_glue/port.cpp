@@ -33,6 +33,7 @@ struct PortState {
   bool vdev = false;
   bool zc_wanted = false;  // dpdk.zero_copy: "on", or "auto" on a device other than net_memif
   bool memif = false;      // the driver is net_memif
+  bool mapped_at_start = false;  // memif: its link was up at start, its regions mapped in then
   rte_ether_addr mac{};
   uint32_t mtu = 1500;
   Placement placement;
@@ -83,6 +84,7 @@ void close_all_at_exit() {
       if (configured) rte_eth_dev_close(id);
     });
     s.started = s.configured = false;
+    s.mapped_at_start = false;
   }
 }
 
@@ -197,7 +199,8 @@ std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Conf
     // A link already up (a client waits for it) has its regions: mapped in before the
     // application's first packet (memif.hpp). A server's come with its client, later
     // (DpdkIo::service()).
-    if (s.memif && dpdk_glue::link_up(s.id))
+    s.mapped_at_start = s.memif && dpdk_glue::link_up(s.id);
+    if (s.mapped_at_start)
       PF_LOG("dpdk", Info, Domain, "{}: {} KiB of memif regions mapped in at port start", dev_name,
              prefault_memif_regions() / 1024);
     if (r == 1)
@@ -220,6 +223,7 @@ std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Conf
   p->pool_ = s.pool;
   p->ext_pool_ = s.ext_pool;
   p->memif_ = s.memif;
+  p->mapped_at_start_ = s.mapped_at_start;
   p->mac_ = s.mac;
   p->mtu_ = s.mtu;
   p->placement_ = s.placement;

@@ -50,6 +50,9 @@ class Port {
   // leave its memory.
   bool shared_memory() const noexcept { return memif_; }
   bool link_up() const noexcept { return dpdk_glue::link_up(id_); }
+  // memif: the link was up when the port started and its regions were mapped in then (a
+  // server's link comes up later, with its client: its I/O maps them in when it sees that).
+  bool mapped_at_start() const noexcept { return mapped_at_start_; }
 
   uint16_t rx_burst(rte_mbuf** m, uint16_t n) noexcept { return rte_eth_rx_burst(id_, 0, m, n); }
   uint16_t tx_burst(rte_mbuf** m, uint16_t n) noexcept { return rte_eth_tx_burst(id_, 0, m, n); }
@@ -65,6 +68,7 @@ class Port {
   Placement placement_;
   int rx_intr_fd_ = -1;
   bool memif_ = false;
+  bool mapped_at_start_ = false;
 };
 
 }  // namespace pollfab::dpdk_glue

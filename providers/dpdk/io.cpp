@@ -57,7 +57,9 @@ DpdkIo::DpdkIo(std::shared_ptr<dpdk_glue::Port> port, uint32_t ipv4, uint16_t ud
     : port_(std::move(port)), mtu_(port_->mtu()), ipv4_(ipv4), udp_port_(udp_port),
       mac_(port_->mac()), pin_cpus_(std::move(pin_cpus)), arp_(mac_, ipv4, arp_answer),
       memif_(port_->shared_memory()),
-      link_was_up_(memif_ && port_->link_up()) {  // a link up now was mapped in by Port::open
+      // Mapped in by Port::open if its link was up then; a link that came up after (a server
+      // whose client connected meanwhile) is mapped in at the first link check.
+      link_was_up_(memif_ && port_->mapped_at_start()) {
   if (zero_copy_min && port_->ext_pool()) {
     zc_ = new ZeroCopy(port_->ext_pool()->size);
     zc_min_ = zero_copy_min;
