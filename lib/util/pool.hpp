@@ -1,10 +1,10 @@
 // ObjectPool<T>: a fixed number of T preallocated at construction; get()/put() are O(1) and
 // never allocate. get() returns nullptr when exhausted (back-pressure, the caller maps it to
-// -FI_EAGAIN). Thread-safety: none.
+// -FI_EAGAIN). put() takes only objects get() gave out (at most capacity() are ever out, so
+// the free stack never overflows). Thread-safety: none.
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 namespace pollfab::util {
 
@@ -16,24 +16,27 @@ class ObjectPool {
 
   void reset(uint32_t n) {
     objs_ = std::make_unique<T[]>(n);
-    free_.clear();
-    free_.reserve(n);
-    for (uint32_t i = n; i-- > 0;) free_.push_back(&objs_[i]);
-    n_ = n;
+    free_ = std::make_unique<T*[]>(n);
+    // get() hands out objs_[0] first, as before.
+    for (uint32_t i = 0; i < n; ++i) free_[i] = &objs_[n - 1 - i];
+    n_free_ = n_ = n;
   }
-  T* get() noexcept {
-    if (free_.empty()) return nullptr;
-    T* o = free_.back();
-    free_.pop_back();
-    return o;
+  T* get() noexcept { return n_free_ ? free_[--n_free_] : nullptr; }
+  // A fixed stack, not a vector: a push_back's growth path (never taken: the capacity is
+  // reserved) kept the callers from being inlined (Matcher::release, every receive).
+  void put(T* o) noexcept {
+#if POLLFAB_DEBUG_CHECKS
+    if (n_free_ >= n_) __builtin_trap();  // put more than get() gave out (meson -Ddebug_checks)
+#endif
+    free_[n_free_++] = o;
   }
-  void put(T* o) noexcept { free_.push_back(o); }  // capacity reserved: never reallocates
   uint32_t capacity() const noexcept { return n_; }
-  uint32_t in_use() const noexcept { return n_ - static_cast<uint32_t>(free_.size()); }
+  uint32_t in_use() const noexcept { return n_ - n_free_; }
 
  private:
   std::unique_ptr<T[]> objs_;
-  std::vector<T*> free_;
+  std::unique_ptr<T*[]> free_;  // the free objects, a stack of n_free_
+  uint32_t n_free_ = 0;
   uint32_t n_ = 0;
 };
 
