@@ -132,46 +132,35 @@ bool Cq::pop_overflow(Entry& out) noexcept {
   return true;
 }
 
+namespace {
+// One entry in format Out (fi_cq_entry ... fi_cq_tagged_entry: each a prefix of the next).
+template <class Out>
+void put_entry(Out& o, const Cq::Entry& e) noexcept {
+  o.op_context = e.op_context;
+  if constexpr (sizeof(Out) >= sizeof(fi_cq_msg_entry)) {
+    o.flags = e.flags;
+    o.len = e.len;
+  }
+  if constexpr (sizeof(Out) >= sizeof(fi_cq_data_entry)) {
+    o.buf = e.buf;
+    o.data = e.data;
+  }
+  if constexpr (sizeof(Out) >= sizeof(fi_cq_tagged_entry)) o.tag = e.tag;
+}
+}  // namespace
+
 template <class Out>
 void Cq::copy_batch(uint8_t* out, size_t n) noexcept {
   auto* o = reinterpret_cast<Out*>(out);
-  for (size_t i = 0; i < n; ++i) {
-    const Entry& e = *ring_.peek(static_cast<uint32_t>(i));
-    o[i].op_context = e.op_context;
-    if constexpr (sizeof(Out) >= sizeof(fi_cq_msg_entry)) {
-      o[i].flags = e.flags;
-      o[i].len = e.len;
-    }
-    if constexpr (sizeof(Out) >= sizeof(fi_cq_data_entry)) {
-      o[i].buf = e.buf;
-      o[i].data = e.data;
-    }
-    if constexpr (sizeof(Out) >= sizeof(fi_cq_tagged_entry)) o[i].tag = e.tag;
-  }
+  for (size_t i = 0; i < n; ++i) put_entry(o[i], *ring_.peek(static_cast<uint32_t>(i)));
 }
 
 void Cq::write_entry(void* dst, const Entry& e) const noexcept {
   switch (format_) {
-    case FI_CQ_FORMAT_CONTEXT: {
-      auto* o = static_cast<fi_cq_entry*>(dst);
-      o->op_context = e.op_context;
-      break;
-    }
-    case FI_CQ_FORMAT_MSG: {
-      auto* o = static_cast<fi_cq_msg_entry*>(dst);
-      *o = {e.op_context, e.flags, e.len};
-      break;
-    }
-    case FI_CQ_FORMAT_DATA: {
-      auto* o = static_cast<fi_cq_data_entry*>(dst);
-      *o = {e.op_context, e.flags, e.len, e.buf, e.data};
-      break;
-    }
-    default: {
-      auto* o = static_cast<fi_cq_tagged_entry*>(dst);
-      *o = {e.op_context, e.flags, e.len, e.buf, e.data, e.tag};
-      break;
-    }
+    case FI_CQ_FORMAT_CONTEXT: put_entry(*static_cast<fi_cq_entry*>(dst), e); break;
+    case FI_CQ_FORMAT_MSG: put_entry(*static_cast<fi_cq_msg_entry*>(dst), e); break;
+    case FI_CQ_FORMAT_DATA: put_entry(*static_cast<fi_cq_data_entry*>(dst), e); break;
+    default: put_entry(*static_cast<fi_cq_tagged_entry*>(dst), e); break;
   }
 }
 

@@ -423,14 +423,8 @@ void TransportEndpoint::on_sends_completed(const transport::SendDone* s, uint32_
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; ++i) {
       if (!s[i].cq_entry) continue;
-      core::Cq::Entry* e = tx_cq_->burst_slot(k++);
-      e->op_context = s[i].context;
-      e->flags = kMsgCompletionFlags[s[i].flags & kMsgCompletionBits];
-      e->len = 0;
-      e->buf = nullptr;
-      e->data = 0;
-      e->tag = 0;
-      e->src = FI_ADDR_NOTAVAIL;
+      const uint64_t flags = kMsgCompletionFlags[s[i].flags & kMsgCompletionBits];
+      *tx_cq_->burst_slot(k++) = {s[i].context, flags, 0, nullptr, 0, 0, FI_ADDR_NOTAVAIL};
     }
     tx_cq_->burst_commit(k);
     return count();
@@ -474,14 +468,7 @@ void TransportEndpoint::on_recvs_completed(const transport::RecvDone* r, uint32_
       rx_cq_->push(d.context, flags, d.len, d.buf, d.cq_data, tag, src);
       continue;
     }
-    core::Cq::Entry* e = rx_cq_->burst_slot(k++);
-    e->op_context = d.context;
-    e->flags = flags;
-    e->len = d.len;
-    e->buf = d.buf;
-    e->data = d.cq_data;
-    e->tag = tag;
-    e->src = src;
+    *rx_cq_->burst_slot(k++) = {d.context, flags, d.len, d.buf, d.cq_data, tag, src};
   }
   publish();
 }

@@ -32,6 +32,15 @@ struct Fmt final : AddressFormat {
   }
 };
 
+// A CQ of `size` entries in format fmt, api 1.17, no wait object (closed by fi_close).
+Cq* open_cq(Object& owner, fi_cq_format fmt, size_t size, Progressable* progress = nullptr,
+            bool consumers_may_race = false) {
+  fi_cq_attr attr{};
+  attr.format = fmt;
+  attr.size = size;
+  return new Cq(&owner, progress, attr, FI_VERSION(1, 17), consumers_may_race, nullptr);
+}
+
 struct CountingProgress final : Progressable {
   int calls = 0;
   void progress() noexcept override { ++calls; }
@@ -155,10 +164,7 @@ TEST(Cq, BatchReadsWriteEachFormatsFieldsAndNoMoreThanAskedFor) {
   for (fi_cq_format fmt : {FI_CQ_FORMAT_CONTEXT, FI_CQ_FORMAT_MSG, FI_CQ_FORMAT_DATA,
                            FI_CQ_FORMAT_TAGGED}) {
     SCOPED_TRACE("format " + std::to_string(fmt));
-    fi_cq_attr attr{};
-    attr.format = fmt;
-    attr.size = 8;
-    auto* cq = new Cq(&owner, nullptr, attr, FI_VERSION(1, 17), false, nullptr);
+    Cq* cq = open_cq(owner, fmt, 8);
     char data[3];
     for (uintptr_t i = 1; i <= 3; ++i)
       cq->push(reinterpret_cast<void*>(i), FI_RECV | FI_TAGGED, 10 * i, &data[i - 1], 100 + i,
@@ -215,10 +221,7 @@ TEST(Cq, QueuedCompletionsAreServedBeforeProgressPullsMore) {
 
 TEST(Cq, OverflowKeepsOrderAndErrorsComeFirst) {
   Owner owner;
-  fi_cq_attr attr{};
-  attr.format = FI_CQ_FORMAT_CONTEXT;
-  attr.size = 2;
-  auto* cq = new Cq(&owner, nullptr, attr, FI_VERSION(1, 17), true, nullptr);
+  Cq* cq = open_cq(owner, FI_CQ_FORMAT_CONTEXT, 2, nullptr, true);
   for (uintptr_t i = 1; i <= 5; ++i)
     cq->push(reinterpret_cast<void*>(i), FI_SEND, 0, nullptr, 0, 0, FI_ADDR_NOTAVAIL);
   fi_cq_err_entry err{};
@@ -248,22 +251,12 @@ TEST(Cq, OverflowKeepsOrderAndErrorsComeFirst) {
 // ring has no room for, or one behind queued overflow, is refused (the provider pushes).
 TEST(Cq, BurstsKeepOrderAcrossTheWrapAndDeferToTheOverflow) {
   Owner owner;
-  fi_cq_attr attr{};
-  attr.format = FI_CQ_FORMAT_DATA;
-  attr.size = 4;
-  auto* cq = new Cq(&owner, nullptr, attr, FI_VERSION(1, 17), false, nullptr);
+  Cq* cq = open_cq(owner, FI_CQ_FORMAT_DATA, 4);
   auto burst = [&](uintptr_t first, uint32_t n) {
     if (!cq->burst_room(n)) return false;
-    for (uint32_t i = 0; i < n; ++i) {
-      Cq::Entry* e = cq->burst_slot(i);
-      e->op_context = reinterpret_cast<void*>(first + i);
-      e->flags = FI_RECV | FI_MSG;
-      e->len = 10 + first + i;
-      e->buf = nullptr;
-      e->data = 0;
-      e->tag = 0;
-      e->src = FI_ADDR_NOTAVAIL;
-    }
+    for (uint32_t i = 0; i < n; ++i)
+      *cq->burst_slot(i) = {reinterpret_cast<void*>(first + i), FI_RECV | FI_MSG, 10 + first + i,
+                            nullptr, 0, 0, FI_ADDR_NOTAVAIL};
     cq->burst_commit(n);
     return true;
   };
