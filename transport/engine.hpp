@@ -307,7 +307,7 @@ class Engine {
   // p's wait changes to `b` at `now`: the open wait (if another cause) is added to its total.
   static void note_blocked(Peer& p, Block b, uint64_t now) noexcept;
   // Writes the header (and RMA extension) of segment [offset, offset + len) of m at out, with
-  // the ACK it piggybacks (fill_ack).
+  // the ACK it piggybacks (take_ack), built straight into out.
   void encode_segment_header(Peer& p, const SendMsg& m, uint32_t offset, uint32_t len, Seq32 psn,
                              bool retransmit, uint8_t* out) noexcept;
   // Builds and queues the packet of one segment of m (n_msgs > 1: m and the n_msgs - 1 whole
@@ -375,7 +375,12 @@ class Engine {
   void apply_deferred_ack(Peer& p) noexcept;
   void apply_deferred_acks() noexcept;  // every peer's
   static constexpr uint32_t kDeferAckMaxMsgs = 4;
-  void fill_ack(Peer& p, wire::Header& h, uint8_t* ext) noexcept;
+  // The ACK p's next packet carries, from p's receive state: the cumulative PSN, the SACK (its
+  // first 64 bits; the rest at ext, a standalone ACK's extension, ext_len its bytes; without
+  // ext, ext_len 1 if the SACK does not fit the header), the credits (advertised from now on)
+  // and how long the newest data packet has waited (ack_delay). p's ACK counts as sent
+  // (ack_pending cleared) unless a piggybacked one could not carry all its SACK.
+  inline wire::AckFields take_ack(Peer& p, uint8_t* ext, uint16_t& ext_len) noexcept;
   uint16_t build_sack(Peer& p, uint64_t& sack, uint8_t* ext) noexcept;
   void send_ack(Peer& p) noexcept;
   // late: a deferred ACK (apply_deferred_ack), applied after packets it cannot speak of left.

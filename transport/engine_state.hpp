@@ -203,6 +203,29 @@ inline bool Engine::ack_news(const Peer& p, const wire::Header& h) noexcept {
   return ack != p.snd_una || h.sack || ack + h.credits > p.flow.snd_edge;
 }
 
+// Inline in encode_segment_header (every packet's header) and send_ack.
+[[gnu::always_inline]] inline wire::AckFields Engine::take_ack(Peer& p, uint8_t* ext,
+                                                               uint16_t& ext_len) noexcept {
+  wire::AckFields a;
+  a.ack_psn = p.rcv_nxt.raw();
+  uint64_t sack = 0;  // (build_sack's out-parameter: a local, so `a` can stay in registers)
+  ext_len = p.held.empty() ? 0 : build_sack(p, sack, ext);
+  a.sack = sack;
+  a.credits = credits_for(p);
+  p.adv_credits = a.credits;
+  if (p.data_rx_ns) {
+    const uint64_t d = now_ > p.data_rx_ns ? now_ - p.data_rx_ns : 0;
+    a.ack_delay_ns = static_cast<uint32_t>(std::min<uint64_t>(d, 0xffffffffu));
+  }
+  // A piggybacked ACK whose SACK does not fit the header leaves a standalone one pending.
+  if (ext || !ext_len) {
+    p.ack_pending = 0;
+    p.ack_now = false;
+    p.ack_idle = false;
+  }
+  return a;
+}
+
 // Inline (deliver_whole, every small message received): receive.cpp's finish_recv for the rest.
 inline void Engine::complete_whole(RecvEntry* r, PeerId pid, uint32_t len, uint32_t flags,
                                    uint64_t tag, uint64_t cq_data) noexcept {

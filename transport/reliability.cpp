@@ -166,24 +166,6 @@ uint16_t Engine::build_sack(Peer& p, uint64_t& sack, uint8_t* ext) noexcept {
   return ext_len;
 }
 
-void Engine::fill_ack(Peer& p, wire::Header& h, uint8_t* ext) noexcept {
-  h.flags |= wire::kAckValid;
-  h.ack_psn = p.rcv_nxt.raw();
-  uint16_t ext_len = build_sack(p, h.sack, ext);
-  h.credits = credits_for(p);
-  p.adv_credits = h.credits;
-  if (p.data_rx_ns) {
-    const uint64_t d = now_ > p.data_rx_ns ? now_ - p.data_rx_ns : 0;
-    h.ack_delay_ns = static_cast<uint32_t>(std::min<uint64_t>(d, 0xffffffffu));
-  }
-  if (ext) h.payload_len = ext_len;
-  // A piggybacked ACK whose SACK does not fit the header leaves a standalone one pending.
-  if (!ext && ext_len) return;
-  p.ack_pending = 0;
-  p.ack_now = false;
-  p.ack_idle = false;
-}
-
 void Engine::send_ack(Peer& p) noexcept {
   PacketBuf pkt;
   if (!alloc_pkt(pkt)) return;  // retried at the next progress (ack stays pending)
@@ -196,7 +178,12 @@ void Engine::send_ack(Peer& p) noexcept {
   uint32_t pending = p.ack_pending;
   bool now = p.ack_now;
   if (p.probe_ns) h.flags |= wire::kAckReq;  // a liveness probe: the peer answers at once
-  fill_ack(p, h, pkt.data + wire::kHeaderBytes);
+  const wire::AckFields a = take_ack(p, pkt.data + wire::kHeaderBytes, h.payload_len);
+  h.flags |= wire::kAckValid;
+  h.ack_psn = a.ack_psn;
+  h.credits = a.credits;
+  h.sack = a.sack;
+  h.ack_delay_ns = a.ack_delay_ns;
   wire::encode(h, pkt.data);
   pkt.len = static_cast<uint32_t>(wire::kHeaderBytes + h.payload_len);
   pkt.route = &p.route;

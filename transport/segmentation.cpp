@@ -292,26 +292,19 @@ bool Engine::try_bundle(Peer& p, SendMsg& m) noexcept { return bundle_into_tail(
 // The header (and RMA extension) of segment [off, off + len) of m, with the ACK it piggybacks.
 void Engine::encode_segment_header(Peer& p, const SendMsg& m, uint32_t off, uint32_t len, Seq32 psn,
                                    bool retransmit, uint8_t* out) noexcept {
-  wire::Header h;
-  h.type = m.type;
   const uint32_t ext = wire::is_rma(m.type) ? uint32_t(wire::kRmaExtBytes) : 0;
-  h.flags = (off == 0 ? wire::kFirst : 0) | (uint64_t(off) + len == m.len ? wire::kLast : 0) |
-            ((m.op.flags & kOpTagged) ? wire::kTagged : 0) |
-            ((m.op.flags & kOpCqData) ? wire::kCqData : 0) | (retransmit ? wire::kRetransmit : 0) |
-            ((m.op.flags & kOpDeliveryComplete) ? wire::kDeliveryReq : 0);
-  if (m.op.flags & kOpDeliveryComplete) h.op_slot = static_cast<uint16_t>(m.rma_slot);
-  h.payload_len = static_cast<uint16_t>(ext + len);
-  h.src_ep = cfg_.ep_id;
-  h.dst_ep = p.addr.ep_id;
-  h.src_epoch = cfg_.epoch;
-  h.dst_epoch = p.remote_epoch;
-  h.psn = psn.raw();
-  h.msg_len = static_cast<uint32_t>(m.len);
-  h.offset = off;
-  h.tag = m.op.tag;
-  h.cq_data = m.op.cq_data;
-  fill_ack(p, h, nullptr);
-  wire::encode(h, out);
+  const uint32_t f = m.op.flags;
+  const uint16_t flags =
+      wire::kAckValid | (off == 0 ? wire::kFirst : 0) |
+      (uint64_t(off) + len == m.len ? wire::kLast : 0) | ((f & kOpTagged) ? wire::kTagged : 0) |
+      ((f & kOpCqData) ? wire::kCqData : 0) | (retransmit ? wire::kRetransmit : 0) |
+      ((f & kOpDeliveryComplete) ? wire::kDeliveryReq : 0);
+  uint16_t sack_over = 0;  // 1: the SACK outgrows the header (a standalone ACK stays pending)
+  const wire::AckFields ack = take_ack(p, nullptr, sack_over);
+  wire::encode_fields(out, m.type, flags, static_cast<uint16_t>(ext + len), cfg_.ep_id,
+                      p.addr.ep_id, cfg_.epoch, p.remote_epoch, psn.raw(), ack,
+                      (f & kOpDeliveryComplete) ? static_cast<uint16_t>(m.rma_slot) : 0,
+                      static_cast<uint32_t>(m.len), off, m.op.tag, m.op.cq_data, 0);
   if (ext) wire::encode_rma(m.ext, out + wire::kHeaderBytes);
 }
 
