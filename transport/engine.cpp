@@ -198,34 +198,32 @@ uint32_t Engine::held_packets() const noexcept {
 
 // ---- receive dispatch ------------------------------------------------------------------------
 
-void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
-  wire::Header h;
-  ++stats_.rx_pkts;
-  rx_round_ = true;
-  last_rx_ns_ = advance_now(rx_ns);
+// Inline in on_packet (one call site): every packet but the later segments of a message.
+[[gnu::always_inline]] inline PeerId Engine::admit(PacketBuf& pkt, wire::Header& h) noexcept {
+  rx_cont_.valid = false;
   if (wire::decode(pkt.data, pkt.len, h) != wire::DecodeError::None || h.dst_ep != cfg_.ep_id) {
     ++stats_.drop_protocol;
     io_.free(&pkt, 1);
-    return;
+    return kNoPeer;
   }
   if (!wire::verify(pkt.data, wire::kHeaderBytes + h.payload_len)) {  // corrupt: trust nothing
     ++stats_.drop_checksum;
     io_.free(&pkt, 1);
-    return;
+    return kNoPeer;
   }
   if (h.type == wire::Type::Dgram || !cfg_.reliable || wire::is_cm(h.type)) {
     // Connection management belongs to the endpoint's CmEndpoint (the provider hands those
     // packets there); one reaching the engine is dropped before it can touch a peer's state.
     if (h.type == wire::Type::Dgram && !cfg_.reliable) on_dgram(pkt, h);
     else { ++stats_.drop_protocol; io_.free(&pkt, 1); }
-    return;
+    return kNoPeer;
   }
   PeerAddr a{pkt.src, h.src_ep};
   if (h.dst_epoch && h.dst_epoch != cfg_.epoch) {  // addressed to an earlier incarnation
     ++stats_.drop_stale_epoch;
     io_.free(&pkt, 1);
     on_stale_epoch(a, h);
-    return;
+    return kNoPeer;
   }
   PeerId pid = last_rx_peer_;
   if (pid == kNoPeer || !(peers_[pid]->addr == a)) {
@@ -236,9 +234,42 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
     if (pid == kNoPeer) {
       ++stats_.drop_unknown_peer;
       io_.free(&pkt, 1);
-      return;
+      return kNoPeer;
     }
     last_rx_peer_ = pid;
+  }
+  if (!(h.flags & (wire::kLast | wire::kBundle)) &&
+      (h.type == wire::Type::Data || wire::is_rma(h.type))) {  // its message goes on
+    rx_cont_.valid = true;  // (h is rx_cont_.h)
+    rx_cont_.pid = pid;
+    rx_cont_.src = pkt.src;
+    std::memcpy(rx_cont_.raw, pkt.data, wire::kHeaderBytes);
+  }
+  return pid;
+}
+
+void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
+  ++stats_.rx_pkts;
+  rx_round_ = true;
+  last_rx_ns_ = advance_now(rx_ns);
+  // Decoded in place: a continuation changes the fields it has of its own (RxContinuation).
+  wire::Header& h = rx_cont_.h;
+  PeerId pid;
+  if (rx_cont_.valid && pkt.src == rx_cont_.src &&
+      wire::decode_continuation(pkt.data, pkt.len, rx_cont_.raw, h)) {
+    // The next segment of the packet before, from its sender: what admit() found for that one
+    // holds for this one, but for the checksum.
+    if (!wire::verify(pkt.data, wire::kHeaderBytes + h.payload_len)) {
+      rx_cont_.valid = false;
+      ++stats_.drop_checksum;
+      io_.free(&pkt, 1);
+      return;
+    }
+    pid = rx_cont_.pid;
+    ++stats_.rx_continued;
+  } else {
+    pid = admit(pkt, h);
+    if (pid == kNoPeer) return;
   }
   Peer& p = P(pid);
   // A deferred ACK first: it came with an earlier packet of this incarnation (a restart seen

@@ -53,6 +53,7 @@ void Engine::on_stale_epoch(const PeerAddr& a, const wire::Header& h) noexcept {
 }
 
 void Engine::reset_peer(Peer& p, PeerId pid, Status st) noexcept {
+  rx_cont_.valid = false;
   while (SendMsg* m = p.sq_head) {
     p.sq_head = m->next;
     complete_send(m, st);

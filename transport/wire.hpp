@@ -328,6 +328,25 @@ enum class DecodeError : uint8_t {
 
 const char* to_string(DecodeError e) noexcept;
 
+// decode()'s checks of a Data, Dgram or RMA packet's segment (a bundle's are decode()'s own):
+// the payload holds the RMA extension, the segment lies inside the message, kFirst is at
+// offset 0 and kLast ends the message, and single-packet types are one packet.
+inline DecodeError check_segment(const Header& h) noexcept {
+  const size_t ext = is_rma(h.type) ? kRmaExtBytes : 0;
+  if (h.payload_len < ext) return DecodeError::BadLength;
+  const uint32_t data = static_cast<uint32_t>(h.payload_len - ext);
+  if (uint64_t(h.offset) + data > h.msg_len) return DecodeError::BadSegment;
+  if ((h.flags & kFirst) && h.offset != 0) return DecodeError::BadSegment;
+  if ((h.flags & kLast) && uint64_t(h.offset) + data != h.msg_len) return DecodeError::BadSegment;
+  // Requests and atomic answers are single packets.
+  if ((h.type == Type::RmaReadReq || h.type == Type::Atomic || h.type == Type::AtomicResp) &&
+      (h.flags & (kFirst | kLast)) != (kFirst | kLast))
+    return DecodeError::BadSegment;
+  if (h.type == Type::Dgram && (h.flags & (kFirst | kLast)) != (kFirst | kLast))
+    return DecodeError::BadSegment;
+  return DecodeError::None;
+}
+
 // Decodes and validates a header from `len` received bytes at p. On success the payload is
 // p[kHeaderBytes .. kHeaderBytes + h.payload_len). Every field is checked: magic, version,
 // type, unknown flag bits, payload_len against the bytes received, and for Data and RMA packets
@@ -385,22 +404,43 @@ inline DecodeError decode(const uint8_t* p, size_t len, Header& h) noexcept {
     }
     return DecodeError::None;
   }
-  if (h.type == Type::Data || h.type == Type::Dgram || is_rma(h.type)) {
-    const size_t ext = is_rma(h.type) ? kRmaExtBytes : 0;
-    if (h.payload_len < ext) return DecodeError::BadLength;
-    const uint32_t data = static_cast<uint32_t>(h.payload_len - ext);
-    if (uint64_t(h.offset) + data > h.msg_len) return DecodeError::BadSegment;
-    if ((h.flags & kFirst) && h.offset != 0) return DecodeError::BadSegment;
-    if ((h.flags & kLast) && uint64_t(h.offset) + data != h.msg_len)
-      return DecodeError::BadSegment;
-    // Requests and atomic answers are single packets.
-    if ((h.type == Type::RmaReadReq || h.type == Type::Atomic || h.type == Type::AtomicResp) &&
-        (h.flags & (kFirst | kLast)) != (kFirst | kLast))
-      return DecodeError::BadSegment;
-    if (h.type == Type::Dgram && (h.flags & (kFirst | kLast)) != (kFirst | kLast))
-      return DecodeError::BadSegment;
-  }
+  if (h.type == Type::Data || h.type == Type::Dgram || is_rma(h.type)) return check_segment(h);
   return DecodeError::None;
+}
+
+// Decodes the header at p (len received bytes) of a packet that continues the one whose header
+// bytes (after verify()) are at prev and which decode() took into h: a Data or RMA segment,
+// not its message's last, no bundle. True if the header names the same message from the same
+// endpoint as prev's (every byte but the segment's own fields: flags, payload_len, psn, offset,
+// checksum; and the ACK it carries: ack_psn, credits, sack, ack_delay_ns), the flags differ
+// only as a later segment's may (no kFirst; kLast, kAckReq, kRetransmit free), and the segment
+// passes decode()'s checks: h is then what decode() would give (those fields read, the rest as
+// they were). False otherwise (h then unspecified): decode() decides. A comparison and nine
+// fields where decode() reads twenty (a large message's segments, one after another).
+inline bool decode_continuation(const uint8_t* p, size_t len, const uint8_t* prev,
+                                Header& h) noexcept {
+  using namespace pollfab::util;
+  if (len < kHeaderBytes) return false;
+  // Bytes 0-3: magic, version, type; 8-19: endpoints and epochs; 30-31: op_slot; 40-43:
+  // msg_len; 48-63: tag and cq_data.
+  if (std::memcmp(p, prev, 4) != 0 || std::memcmp(p + 8, prev + 8, 12) != 0 ||
+      std::memcmp(p + 30, prev + 30, 2) != 0 || std::memcmp(p + 40, prev + 40, 4) != 0 ||
+      std::memcmp(p + 48, prev + 48, 16) != 0)
+    return false;
+  constexpr uint16_t kFree = kLast | kAckReq | kRetransmit;
+  const uint16_t flags = load_be16(p + 4);
+  if ((flags & ~kFree) != (h.flags & ~(kFree | kFirst))) return false;
+  h.flags = flags;
+  h.payload_len = load_be16(p + 6);
+  if (size_t(h.payload_len) + kHeaderBytes > len) return false;
+  h.psn = load_be32(p + 20);
+  h.ack_psn = load_be32(p + 24);
+  h.credits = load_be16(p + 28);
+  h.sack = load_be64(p + 32);
+  h.offset = load_be32(p + 44);
+  h.checksum = load_be32(p + 64);
+  h.ack_delay_ns = load_be32(p + 68);
+  return check_segment(h) == DecodeError::None;
 }
 
 // Destination endpoint id of a packet whose header is at least 12 bytes long (demux before

@@ -58,6 +58,7 @@ constexpr EngineField kEngineFields[] = {
     {"atomic_served", &EngineStats::atomic_served},
     {"rma_rejected", &EngineStats::rma_rejected},
     {"acks_deferred", &EngineStats::acks_deferred},
+    {"rx_continued", &EngineStats::rx_continued},
 };
 // A counter added to EngineStats must be added above too (it would be missing from the socket
 // and the close-time log otherwise).

@@ -3,7 +3,8 @@
 // Per input:
 //  (a) wire::decode over the whole input and over each packet cut from it; a successful decode
 //      must round-trip through wire::encode (every header byte equal) and agree
-//      with wire::peek_dst_ep.
+//      with wire::peek_dst_ep; wire::decode_continuation of each packet after one it could
+//      continue must agree with decode() whenever it accepts.
 //  (b) the input is cut into packets at every "PF\x01" (magic + version) after its first byte
 //      (a single packet when there is none) and fed, one by one, as packets from a known peer
 //      into an Engine that has posted receives (untagged, tagged, directed; 0 B .. 70 KB) and a
@@ -175,6 +176,26 @@ void check_decode(const uint8_t* p, size_t len) {
   wire::encode(h, enc);
   for (size_t i = 0; i < wire::kHeaderBytes; ++i)
     if (enc[i] != p[i]) fail("decode/encode round trip changed a header byte");
+}
+
+// wire::decode_continuation against decode(): for a packet after one that decode() took as a
+// segment its message continues after (the receiver's RxContinuation), a continuation it
+// accepts must be exactly what decode() gives.
+void check_continuation(const uint8_t* prev, size_t prev_len, const uint8_t* p, size_t len) {
+  wire::Header ph;
+  if (wire::decode(prev, prev_len, ph) != wire::DecodeError::None ||
+      (ph.flags & (wire::kLast | wire::kBundle)) ||
+      !(ph.type == wire::Type::Data || wire::is_rma(ph.type)))
+    return;
+  wire::Header c = ph, d;
+  if (!wire::decode_continuation(p, len, prev, c)) return;
+  if (wire::decode(p, len, d) != wire::DecodeError::None)
+    fail("decode_continuation accepted what decode rejects");
+  uint8_t ec[wire::kHeaderBytes], ed[wire::kHeaderBytes];
+  wire::encode(c, ec);
+  wire::encode(d, ed);
+  if (std::memcmp(ec, ed, sizeof ec) != 0 || c.checksum != d.checksum)
+    fail("decode_continuation and decode disagree");
 }
 
 // Feeds one packet's bytes to engine b as if sent by a (truncated to the link's MTU).
@@ -373,6 +394,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto pkts = cut(data, size);
   if (pkts.size() > 64) pkts.resize(64);  // keep one execution short
   for (const auto& [p, len] : pkts) check_decode(p, len);
+  for (size_t i = 1; i < pkts.size(); ++i)
+    check_continuation(pkts[i - 1].first, pkts[i - 1].second, pkts[i].first, pkts[i].second);
   run_engine(true, pkts);
   run_engine(false, pkts);
   return 0;

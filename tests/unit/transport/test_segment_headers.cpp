@@ -7,6 +7,7 @@
 // of the moment it is resent.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <vector>
 
 #include "tests/unit/transport/harness.hpp"
@@ -36,6 +37,27 @@ struct HeaderTap final : PacketIoFilter {
   std::vector<wire::Header> headers;
 };
 
+// Changes the bytes of one data packet (PSN psn, the first `times` times it leaves) with edit,
+// then seals it again, as if a sender had built it so.
+struct Tamper final : PacketIoFilter {
+  using PacketIoFilter::PacketIoFilter;
+  uint16_t tx_burst(PacketBuf* pkts, uint16_t n) noexcept override {
+    for (uint16_t i = 0; i < n; ++i) {
+      wire::Header h;
+      PacketBuf& b = pkts[i];
+      if (times && edit && wire::decode(b.data, b.len, h) == wire::DecodeError::None &&
+          h.type == wire::Type::Data && h.psn == psn) {
+        --times;
+        edit(b.data);
+        wire::seal(b.data, b.len - b.ext_len, b.ext, b.ext_len);
+      }
+    }
+    return inner_.tx_burst(pkts, n);
+  }
+  uint32_t psn = 0, times = 0;
+  std::function<void(uint8_t*)> edit;
+};
+
 struct SegmentHeaders : ::testing::Test {
   static EngineConfig cfg(uint16_t ep) {
     EngineConfig c;
@@ -46,7 +68,8 @@ struct SegmentHeaders : ::testing::Test {
   ManualClock clock;
   MemLink link{MemLinkConfig{}, clock};
   DropPsn drop{link.a()};  // nothing lost unless a test asks (times set below)
-  HeaderTap tap{drop};
+  Tamper tamper{drop};     // nothing changed unless a test asks
+  HeaderTap tap{tamper};
   RecordingSink sink_a, sink_b;
   Engine a{cfg(1), tap, clock, sink_a};
   Engine b{cfg(2), link.b(), clock, sink_b};
@@ -142,6 +165,55 @@ TEST_F(SegmentHeaders, AResentMiddleSegmentIsBuiltAfreshWithRetransmitAndTheAckO
   EXPECT_EQ(h.msg_len, len);
   EXPECT_EQ(h.ack_psn, 2u);  // both of b's messages
   EXPECT_EQ(h.checksum, 1u);
+}
+
+// The receiver takes in a message's later segments by comparing each header with the one
+// before (Engine::RxContinuation, wire::decode_continuation). A later segment that differs
+// where a continuation may not goes through every check, as any packet does: one addressed to
+// another incarnation is dropped as stale, one whose offset runs past the message as malformed,
+// and the resent copy completes the message.
+TEST_F(SegmentHeaders, LaterSegmentsAreTakenInByComparisonAndADifferentOneByEveryCheck) {
+  give_a_something_to_ack();
+  const size_t len = 5000;  // four segments: PSNs 0-3
+  std::vector<uint8_t> out(len), in(len);
+  fill_xorshift(out.data(), len, 5);
+  ASSERT_EQ(b.recv(make_recv(in.data(), len)), Status::Ok);
+  ASSERT_EQ(a.send(make_send(to_b, out.data(), len)), Status::Ok);
+  ASSERT_TRUE(run_until([&] { return !sink_b.comps.empty() && !sink_a.comps.empty(); }));
+  EXPECT_EQ(in, out);
+  EXPECT_EQ(b.stats().rx_continued, 3u);  // the three after the first
+
+  struct Edit {
+    const char* what;
+    std::function<void(uint8_t*)> edit;
+    uint64_t EngineStats::*drop;
+  };
+  const Edit edits[] = {
+      {"another incarnation", [](uint8_t* p) { p[19] ^= 1; }, &EngineStats::drop_stale_epoch},
+      {"offset past the message",
+       [](uint8_t* p) { util::store_be32(p + 44, 4900); }, &EngineStats::drop_protocol},
+  };
+  uint32_t psn = 4;  // the next message's first PSN
+  for (const Edit& e : edits) {
+    SCOPED_TRACE(e.what);
+    sink_a.comps.clear();
+    sink_b.comps.clear();
+    const EngineStats before = b.stats();
+    const uint64_t resent = a.stats().retx_pkts;
+    fill_xorshift(out.data(), len, psn);
+    ASSERT_EQ(b.recv(make_recv(in.data(), len)), Status::Ok);
+    tamper.psn = psn + 2;  // the message's third segment
+    tamper.times = 1;
+    tamper.edit = e.edit;
+    ASSERT_EQ(a.send(make_send(to_b, out.data(), len)), Status::Ok);
+    ASSERT_TRUE(run_until([&] { return !sink_b.comps.empty() && !sink_a.comps.empty(); }));
+    EXPECT_EQ(tamper.times, 0u);
+    ASSERT_EQ(sink_b.comps[0].status, Status::Ok);
+    EXPECT_EQ(in, out);
+    EXPECT_EQ(b.stats().*e.drop, before.*e.drop + 1);
+    EXPECT_GT(a.stats().retx_pkts, resent);  // the dropped segment, sent again
+    psn += 4;
+  }
 }
 
 }  // namespace

@@ -297,3 +297,132 @@ TEST(Wire, BundleEntriesRoundTripAndEveryMalformedBundleIsRejected) {
     rejects(bad, "a DGRAM with BUNDLE");
   }
 }
+
+namespace {
+
+// Every field decode() fills, compared.
+void expect_same_header(const Header& a, const Header& b) {
+  EXPECT_EQ(a.type, b.type);
+  EXPECT_EQ(a.flags, b.flags);
+  EXPECT_EQ(a.payload_len, b.payload_len);
+  EXPECT_EQ(a.src_ep, b.src_ep);
+  EXPECT_EQ(a.dst_ep, b.dst_ep);
+  EXPECT_EQ(a.src_epoch, b.src_epoch);
+  EXPECT_EQ(a.dst_epoch, b.dst_epoch);
+  EXPECT_EQ(a.psn, b.psn);
+  EXPECT_EQ(a.ack_psn, b.ack_psn);
+  EXPECT_EQ(a.credits, b.credits);
+  EXPECT_EQ(a.op_slot, b.op_slot);
+  EXPECT_EQ(a.sack, b.sack);
+  EXPECT_EQ(a.msg_len, b.msg_len);
+  EXPECT_EQ(a.offset, b.offset);
+  EXPECT_EQ(a.tag, b.tag);
+  EXPECT_EQ(a.cq_data, b.cq_data);
+  EXPECT_EQ(a.checksum, b.checksum);
+  EXPECT_EQ(a.ack_delay_ns, b.ack_delay_ns);
+}
+
+}  // namespace
+
+// decode_continuation: the segments after a message's first, built as the sender builds them
+// (encode_continuation, or afresh with a newer ACK), decode by comparison to what decode()
+// gives; a header that differs anywhere else, or whose own fields fail decode()'s checks, is
+// left to decode().
+TEST(Wire, AContinuationDecodesByComparisonAsDecodeDoesAndAnythingElseIsLeftToDecode) {
+  for (const Type type : {Type::Data, Type::RmaWrite}) {
+    SCOPED_TRACE(static_cast<int>(type));
+    const size_t ext = is_rma(type) ? kRmaExtBytes : 0;
+    uint8_t first[kHeaderBytes + kRmaExtBytes + 1400] = {};
+    Header h0 = sample();
+    h0.type = type;
+    h0.flags = kFirst | kTagged | kCqData | kAckValid;
+    h0.credits = 512;
+    h0.op_slot = 3;
+    h0.ack_delay_ns = 777;
+    h0.msg_len = 5000;
+    h0.payload_len = static_cast<uint16_t>(ext + 1400);
+    encode(h0, first);
+    Header prev;
+    ASSERT_EQ(decode(first, sizeof first, prev), DecodeError::None);
+
+    struct Case {
+      uint16_t flags;
+      uint16_t payload;
+      uint32_t offset;
+      bool ok;
+    };
+    const uint16_t mid = h0.flags & ~kFirst;
+    const Case cases[] = {
+        {mid, 1400, 1400, true},                         // a middle segment
+        {uint16_t(mid | kAckReq), 1400, 2800, true},     // the burst's last asks for an ACK
+        {uint16_t(mid | kRetransmit), 1400, 1400, true}, // resent
+        {uint16_t(mid | kLast), 800, 4200, true},        // the message's last
+        {uint16_t(mid | kLast), 800, 4100, false},       // LAST not at the message's end
+        {mid, 1400, 4200, false},                        // past the message's end
+        {h0.flags, 1400, 0, false},                      // FIRST: not a continuation
+        {uint16_t(mid | kBundle), 1400, 1400, false},    // a bundle
+        {uint16_t(mid | 0x200), 1400, 1400, false},      // an unknown flag
+        {uint16_t(mid & ~kTagged), 1400, 1400, false},   // another message's flags
+    };
+    for (const Case& c : cases) {
+      SCOPED_TRACE(testing::Message() << "flags " << c.flags << " offset " << c.offset);
+      uint8_t pkt[sizeof first] = {};
+      encode_continuation(first, pkt, ext, c.flags, static_cast<uint16_t>(ext + c.payload),
+                          h0.psn + 1, c.offset);
+      const size_t len = kHeaderBytes + ext + c.payload;
+      Header by_cmp = prev, by_decode;
+      const bool cont = decode_continuation(pkt, len, first, by_cmp);
+      EXPECT_EQ(cont, c.ok);
+      if (c.ok) {
+        ASSERT_EQ(decode(pkt, len, by_decode), DecodeError::None);
+        expect_same_header(by_cmp, by_decode);
+      }
+      by_cmp = prev;
+      EXPECT_FALSE(decode_continuation(pkt, len - 1, first, by_cmp))
+          << "payload past the bytes received";
+    }
+
+    // The ACK it carries is its own: a later segment may carry a newer one.
+    {
+      uint8_t pkt[sizeof first];
+      encode_continuation(first, pkt, ext, mid, static_cast<uint16_t>(ext + 1400), h0.psn + 1,
+                          1400);
+      pollfab::util::store_be32(pkt + 24, 43);                    // ack_psn
+      pollfab::util::store_be16(pkt + 28, 100);                   // credits
+      pollfab::util::store_be64(pkt + 32, 0x5ull);                // sack
+      pollfab::util::store_be32(pkt + 68, 123456);                // ack_delay_ns
+      const size_t len = kHeaderBytes + ext + 1400;
+      Header by_cmp = prev, by_decode;
+      ASSERT_TRUE(decode_continuation(pkt, len, first, by_cmp));
+      ASSERT_EQ(decode(pkt, len, by_decode), DecodeError::None);
+      expect_same_header(by_cmp, by_decode);
+      EXPECT_EQ(by_cmp.ack_psn, 43u);
+      EXPECT_EQ(by_cmp.ack_delay_ns, 123456u);
+    }
+    // Any other byte changed (another message, endpoint or incarnation): decode() decides.
+    uint8_t good[sizeof first] = {};
+    encode_continuation(first, good, ext, mid, static_cast<uint16_t>(ext + 1400), h0.psn + 1,
+                        1400);
+    const size_t len = kHeaderBytes + ext + 1400;
+    Header out = prev;
+    ASSERT_TRUE(decode_continuation(good, len, first, out));
+    for (size_t i = 0; i < kHeaderBytes; ++i) {
+      // flags, payload_len; psn, ack_psn, credits; sack; offset; checksum, ack_delay_ns
+      const bool own = (i >= 4 && i < 8) || (i >= 20 && i < 30) || (i >= 32 && i < 40) ||
+                       (i >= 44 && i < 48) || (i >= 64 && i < 72);
+      if (own) continue;
+      uint8_t pkt[sizeof first];
+      std::memcpy(pkt, good, sizeof pkt);
+      pkt[i] ^= 0x10;
+      out = prev;
+      EXPECT_FALSE(decode_continuation(pkt, len, first, out)) << "byte " << i;
+    }
+    // The checksum is the packet's own (verify() checks it): it may differ.
+    good[64] ^= 0x5a;
+    out = prev;
+    EXPECT_TRUE(decode_continuation(good, len, first, out));
+    EXPECT_EQ(out.checksum, pollfab::util::load_be32(good + kChecksumOffset));
+    out = prev;
+    EXPECT_FALSE(decode_continuation(good, kHeaderBytes - 1, first, out)) << "too short";
+  }
+}
