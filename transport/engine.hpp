@@ -550,22 +550,6 @@ class Engine {
   std::vector<std::unique_ptr<Peer>> peers_;
   std::unordered_map<PeerAddr, PeerId, PeerAddrHash> peer_index_;
   PeerId last_rx_peer_ = kNoPeer;
-  // The packet on_packet took in last, while it is a Data or RMA segment that its message
-  // continues after (not the last, no bundle): its sender, its peer, its header as decode()
-  // read it and its header bytes. Cleared by the next packet admit() takes in and by a reset
-  // of its peer (peers are never removed). The next packet from that sender whose header
-  // differs only as a later segment's does (wire::decode_continuation) is taken in by that
-  // comparison: decode() and the checks up to the peer lookup would find what they found for
-  // this one (EngineStats::rx_continued). h is where on_packet decodes every packet (only
-  // on_packet, which nothing it calls re-enters, uses it).
-  struct RxContinuation {
-    bool valid = false;
-    PeerId pid = kNoPeer;
-    HostAddr src;
-    wire::Header h;
-    uint8_t raw[wire::kHeaderBytes] = {};
-  };
-  RxContinuation rx_cont_;
   uint64_t last_rx_ns_ = 0;
   // The clock at the operation being processed (a post, a received burst, a progress round),
   // read once by whoever started it: ACK deadlines and ACK delays use it rather than reading
@@ -613,6 +597,23 @@ class Engine {
   uint32_t recv_done_n_ = 0;
 
   EngineStats stats_;
+
+  // The packet on_packet took in last, while it is a Data or RMA segment that its message
+  // continues after (not the last, no bundle): its sender, its peer, its header as decode()
+  // read it and its header bytes. Cleared by the next packet admit() takes in and by a reset
+  // of its peer (peers are never removed). The next packet from that sender whose header
+  // differs only as a later segment's does (wire::decode_continuation) is taken in by that
+  // comparison: decode() and the checks up to the peer lookup would find what they found for
+  // this one (EngineStats::rx_continued). h is where on_packet decodes every packet (only
+  // on_packet, which nothing it calls re-enters, uses it).
+  struct RxContinuation {
+    bool valid = false;
+    PeerId pid = kNoPeer;
+    HostAddr src;
+    wire::Header h;
+    uint8_t raw[wire::kHeaderBytes] = {};
+  };
+  RxContinuation rx_cont_;
 };
 
 }  // namespace pollfab::transport
