@@ -143,8 +143,12 @@ class Engine {
   // fi_enable): completions that make no CQ entry are seen there, so their ACKs are never
   // deferred (can_defer_ack). Called under the port lock, before traffic.
   void set_send_counter_bound(bool bound) noexcept { send_counter_bound_ = bound; }
-  // Changes this endpoint's id (fi_setname before any traffic).
-  void set_ep_id(uint16_t id) noexcept { cfg_.ep_id = id; }
+  // Changes this endpoint's id (fi_setname before any traffic). A packet remembered for the
+  // next segment's comparison (rx_cont_) was checked against the old id: forgotten.
+  void set_ep_id(uint16_t id) noexcept {
+    cfg_.ep_id = id;
+    rx_cont_.valid = false;
+  }
   // Payload bytes one packet carries (max_packet_bytes - header).
   uint32_t segment_bytes() const noexcept { return seg_bytes_; }
 
@@ -598,14 +602,18 @@ class Engine {
 
   EngineStats stats_;
 
-  // The packet on_packet took in last, while it is a Data or RMA segment that its message
-  // continues after (not the last, no bundle): its sender, its peer, its header as decode()
-  // read it and its header bytes. Cleared by the next packet admit() takes in and by a reset
-  // of its peer (peers are never removed). The next packet from that sender whose header
-  // differs only as a later segment's does (wire::decode_continuation) is taken in by that
-  // comparison: decode() and the checks up to the peer lookup would find what they found for
-  // this one (EngineStats::rx_continued). h is where on_packet decodes every packet (only
-  // on_packet, which nothing it calls re-enters, uses it).
+  // The last packet admit() took in when it was a Data or RMA segment that its message
+  // continues after (not the last, no bundle): its sender, its peer and its header bytes;
+  // h holds the header of the newest packet on_packet took in (decoded in place). The next
+  // packet from that sender whose header has the same fields but the segment's own and the
+  // ACK it carries (wire::decode_continuation: a later segment of that message, or of another
+  // with the same length, tag and data) is taken in by that comparison: decode() and the
+  // checks up to the peer lookup would find what they found for the packet admit() took in
+  // (EngineStats::rx_continued). Forgotten at the next packet admit() takes in, a checksum
+  // failure, any peer's reset and a new endpoint id; a message's last segment leaves it (what
+  // follows with the same header is a duplicate or another such message, which the comparison
+  // takes in exactly as decode() would). Peers are never removed. Only on_packet, which nothing
+  // it calls re-enters, uses h.
   struct RxContinuation {
     bool valid = false;
     PeerId pid = kNoPeer;

@@ -313,7 +313,7 @@ bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32
   // The next segment of a message whose previous segment is the newest packet in the tx
   // queue, not sealed yet (pump's next step: nothing received, flushed or sealed in between):
   // its header is that one's but for four fields, the piggybacked ACK included (nothing that
-  // fill_ack reads has changed since).
+  // take_ack reads has changed since).
   const PacketBuf* prev = nullptr;
   if (off && !retransmit && txq_len_ > txq_sealed_ && txq_slot_[txq_len_ - 1] == &p.slot(psn - 1)) {
     const TxSlot& t = p.slot(psn - 1);

@@ -202,7 +202,7 @@ struct AckFields {
 // Stores a header's fields at p (kHeaderBytes) in the wire layout (docs/wire-format.md): the
 // layout's one definition, used by encode() and by the engine, which builds a segment's header
 // straight into its packet from the values it has at hand (no Header written and read back:
-// ~70 instructions a packet).
+// ~27 instructions a packet).
 inline void encode_fields(uint8_t* p, Type type, uint16_t flags, uint16_t payload_len,
                           uint16_t src_ep, uint16_t dst_ep, uint32_t src_epoch,
                           uint32_t dst_epoch, uint32_t psn, const AckFields& ack,
@@ -408,14 +408,16 @@ inline DecodeError decode(const uint8_t* p, size_t len, Header& h) noexcept {
   return DecodeError::None;
 }
 
-// Decodes the header at p (len received bytes) of a packet that continues the one whose header
-// bytes (after verify()) are at prev and which decode() took into h: a Data or RMA segment,
-// not its message's last, no bundle. True if the header names the same message from the same
-// endpoint as prev's (every byte but the segment's own fields: flags, payload_len, psn, offset,
-// checksum; and the ACK it carries: ack_psn, credits, sack, ack_delay_ns), the flags differ
-// only as a later segment's may (no kFirst; kLast, kAckReq, kRetransmit free), and the segment
-// passes decode()'s checks: h is then what decode() would give (those fields read, the rest as
-// they were). False otherwise (h then unspecified): decode() decides. A comparison and nine
+// Decodes the header at p (len received bytes) of a packet that may continue the one whose
+// header bytes (after verify()) are at prev: a Data or RMA segment, not its message's last, no
+// bundle, which decode() took in; h holds its header, or the header of a packet this function
+// accepted after it. True if every header byte is prev's but the segment's own fields (flags,
+// payload_len, psn, offset, checksum) and the ACK it carries (ack_psn, credits, sack,
+// ack_delay_ns), the flags differ only as a later segment's may (no kFirst; kLast, kAckReq,
+// kRetransmit free), and the segment passes decode()'s checks: h is then what decode() would
+// give (those fields read, the rest as they were). Such a packet is a later segment of the same
+// message, or of another with the same type, length, tag and data: either way decode() would
+// read the same. False otherwise (h then unspecified): decode() decides. A comparison and nine
 // fields where decode() reads twenty (a large message's segments, one after another).
 inline bool decode_continuation(const uint8_t* p, size_t len, const uint8_t* prev,
                                 Header& h) noexcept {

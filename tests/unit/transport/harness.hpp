@@ -118,15 +118,17 @@ class Pair {
 // Two engines on link's ends (a on end a, b on end b; their own PacketIo may filter the link's):
 // delivers each end's packets to its engine and progresses both, moving the clock to the next
 // event, until pred holds; at most max_rounds rounds. Returns pred(). TestClock: a Clock with
-// set(t) (ManualClock, or a test's own).
+// set(t) (ManualClock, or a test's own). b_rx: where b's packets are read (a filter over the
+// link's end b that changes what arrives), the link's end itself if null.
 template <class TestClock>
 bool drive_until(MemLink& link, TestClock& clock, Engine& a, Engine& b,
-                 const std::function<bool()>& pred, int max_rounds = 200000) {
+                 const std::function<bool()>& pred, int max_rounds = 200000,
+                 PacketIo* b_rx = nullptr) {
   PacketBuf bufs[32];
   for (int i = 0; i < max_rounds; ++i) {
     if (pred()) return true;
     for (int side = 0; side < 2; ++side) {
-      PacketIo& io = side == 0 ? link.a() : link.b();
+      PacketIo& io = side == 0 ? link.a() : b_rx ? *b_rx : link.b();
       Engine& e = side == 0 ? a : b;
       for (uint16_t n; (n = io.rx_burst(bufs, 32)) > 0;)
         for (uint16_t k = 0; k < n; ++k) e.on_packet(bufs[k]);

@@ -58,6 +58,26 @@ struct Tamper final : PacketIoFilter {
   std::function<void(uint8_t*)> edit;
 };
 
+// Makes one received data packet (PSN psn, the first `times` times) look as if it came from
+// another host: its header unchanged, its source address (PacketBuf::src) `from`.
+struct SourceSwap final : PacketIoFilter {
+  using PacketIoFilter::PacketIoFilter;
+  uint16_t rx_burst(PacketBuf* out, uint16_t n) noexcept override {
+    const uint16_t got = inner_.rx_burst(out, n);
+    for (uint16_t i = 0; i < got; ++i) {
+      wire::Header h;
+      if (times && wire::decode(out[i].data, out[i].len, h) == wire::DecodeError::None &&
+          h.type == wire::Type::Data && h.psn == psn) {
+        --times;
+        out[i].src = from;
+      }
+    }
+    return got;
+  }
+  uint32_t psn = 0, times = 0;
+  HostAddr from;
+};
+
 struct SegmentHeaders : ::testing::Test {
   static EngineConfig cfg(uint16_t ep) {
     EngineConfig c;
@@ -72,7 +92,8 @@ struct SegmentHeaders : ::testing::Test {
   HeaderTap tap{tamper};
   RecordingSink sink_a, sink_b;
   Engine a{cfg(1), tap, clock, sink_a};
-  Engine b{cfg(2), link.b(), clock, sink_b};
+  SourceSwap swap{link.b()};  // nothing changed unless a test asks
+  Engine b{cfg(2), swap, clock, sink_b};
   PeerId to_b = a.peer(PeerAddr{link.host(1), 2});
   PeerId to_a = b.peer(PeerAddr{link.host(0), 1});
 
@@ -214,6 +235,32 @@ TEST_F(SegmentHeaders, LaterSegmentsAreTakenInByComparisonAndADifferentOneByEver
     EXPECT_GT(a.stats().retx_pkts, resent);  // the dropped segment, sent again
     psn += 4;
   }
+}
+
+// The comparison holds only for the sender of the packet before: a later segment with the same
+// header from another host is that host's packet (a new peer, here one whose PSNs start
+// elsewhere), taken in by the full path; the real sender's segment is resent.
+TEST_F(SegmentHeaders, ASegmentWithTheSameHeaderFromAnotherHostIsThatHostsPacket) {
+  const size_t len = 5000;  // four segments: PSNs 0-3
+  std::vector<uint8_t> out(len), in(len);
+  fill_xorshift(out.data(), len, 9);
+  ASSERT_EQ(b.recv(make_recv(in.data(), len)), Status::Ok);
+  swap.psn = 2;  // the third segment
+  swap.times = 1;
+  swap.from = link.host(0);
+  swap.from.bytes[0] ^= 1;
+  ASSERT_EQ(a.send(make_send(to_b, out.data(), len)), Status::Ok);
+  ASSERT_TRUE(drive_until(
+      link, clock, a, b, [&] { return !sink_b.comps.empty() && !sink_a.comps.empty(); }, 100000,
+      &swap));  // b receives through the swap
+  EXPECT_EQ(swap.times, 0u);
+  ASSERT_EQ(sink_b.comps[0].status, Status::Ok);
+  EXPECT_EQ(in, out);
+  EXPECT_EQ(b.peer_count(), 2u);  // a, and the host the third segment seemed to come from
+  // Only the second segment followed its sender's packet before; the swapped one, the fourth
+  // (after another sender's) and the resent third went the full way.
+  EXPECT_EQ(b.stats().rx_continued, 1u);
+  EXPECT_GT(a.stats().retx_pkts, 0u);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "transport/wire.hpp"
@@ -329,7 +330,7 @@ void expect_same_header(const Header& a, const Header& b) {
 // gives; a header that differs anywhere else, or whose own fields fail decode()'s checks, is
 // left to decode().
 TEST(Wire, AContinuationDecodesByComparisonAsDecodeDoesAndAnythingElseIsLeftToDecode) {
-  for (const Type type : {Type::Data, Type::RmaWrite}) {
+  for (const Type type : {Type::Data, Type::RmaWrite, Type::RmaResp}) {
     SCOPED_TRACE(static_cast<int>(type));
     const size_t ext = is_rma(type) ? kRmaExtBytes : 0;
     uint8_t first[kHeaderBytes + kRmaExtBytes + 1400] = {};
@@ -398,6 +399,34 @@ TEST(Wire, AContinuationDecodesByComparisonAsDecodeDoesAndAnythingElseIsLeftToDe
       expect_same_header(by_cmp, by_decode);
       EXPECT_EQ(by_cmp.ack_psn, 43u);
       EXPECT_EQ(by_cmp.ack_delay_ns, 123456u);
+    }
+    // As the receiver uses it: the first segment's bytes stay prev while h follows each packet
+    // taken in (free flags set on one and gone on the next, the message's last, a duplicate).
+    {
+      const uint16_t seq_flags[] = {uint16_t(mid | kAckReq | kRetransmit), mid,
+                                    uint16_t(mid | kLast), mid, uint16_t(mid | kAckReq)};
+      const uint32_t seq_offset[] = {1400, 2800, 4200, 1400, 2800};
+      const uint16_t seq_payload[] = {1400, 1400, 800, 1400, 1400};
+      Header h = prev;
+      for (size_t k = 0; k < std::size(seq_flags); ++k) {
+        SCOPED_TRACE(testing::Message() << "packet " << k + 1);
+        uint8_t pkt[sizeof first] = {};
+        encode_continuation(first, pkt, ext, seq_flags[k],
+                            static_cast<uint16_t>(ext + seq_payload[k]),
+                            h0.psn + 1 + uint32_t(k), seq_offset[k]);
+        const size_t len = kHeaderBytes + ext + seq_payload[k];
+        Header by_decode;
+        ASSERT_TRUE(decode_continuation(pkt, len, first, h));
+        ASSERT_EQ(decode(pkt, len, by_decode), DecodeError::None);
+        expect_same_header(h, by_decode);
+      }
+    }
+    if (ext) {  // an RMA segment too short for its extension: decode() says BadLength
+      uint8_t pkt[sizeof first] = {};
+      encode_continuation(first, pkt, ext, mid, static_cast<uint16_t>(ext - 1), h0.psn + 1, 1400);
+      Header h = prev, d;
+      EXPECT_FALSE(decode_continuation(pkt, sizeof pkt, first, h));
+      EXPECT_EQ(decode(pkt, sizeof pkt, d), DecodeError::BadLength);
     }
     // Any other byte changed (another message, endpoint or incarnation): decode() decides.
     uint8_t good[sizeof first] = {};
