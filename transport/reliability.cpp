@@ -169,23 +169,15 @@ uint16_t Engine::build_sack(Peer& p, uint64_t& sack, uint8_t* ext) noexcept {
 void Engine::send_ack(Peer& p) noexcept {
   PacketBuf pkt;
   if (!alloc_pkt(pkt)) return;  // retried at the next progress (ack stays pending)
-  wire::Header h;
-  h.type = wire::Type::Ack;
-  h.src_ep = cfg_.ep_id;
-  h.dst_ep = p.addr.ep_id;
-  h.src_epoch = cfg_.epoch;
-  h.dst_epoch = p.remote_epoch;
-  uint32_t pending = p.ack_pending;
-  bool now = p.ack_now;
-  if (p.probe_ns) h.flags |= wire::kAckReq;  // a liveness probe: the peer answers at once
-  const wire::AckFields a = take_ack(p, pkt.data + wire::kHeaderBytes, h.payload_len);
-  h.flags |= wire::kAckValid;
-  h.ack_psn = a.ack_psn;
-  h.credits = a.credits;
-  h.sack = a.sack;
-  h.ack_delay_ns = a.ack_delay_ns;
-  wire::encode(h, pkt.data);
-  pkt.len = static_cast<uint32_t>(wire::kHeaderBytes + h.payload_len);
+  const uint32_t pending = p.ack_pending;
+  const bool now = p.ack_now;
+  // A liveness probe asks the peer to answer at once.
+  const uint16_t flags = wire::kAckValid | (p.probe_ns ? wire::kAckReq : 0);
+  uint16_t ext_len = 0;  // the SACK beyond the header's 64 bits: the payload
+  const wire::AckFields a = take_ack(p, pkt.data + wire::kHeaderBytes, ext_len);
+  wire::encode_fields(pkt.data, wire::Type::Ack, flags, ext_len, cfg_.ep_id, p.addr.ep_id,
+                      cfg_.epoch, p.remote_epoch, 0, a, 0, 0, 0, 0, 0, 0);
+  pkt.len = static_cast<uint32_t>(wire::kHeaderBytes + ext_len);
   pkt.route = &p.route;
   if (!enqueue_tx(pkt)) {
     io_.free(&pkt, 1);

@@ -328,6 +328,20 @@ enum class DecodeError : uint8_t {
 
 const char* to_string(DecodeError e) noexcept;
 
+// Reads the fields of the header at p that are each packet's own, not its message's (a
+// message's segments differ in them): psn, offset, checksum, and the ACK it carries. decode()
+// and decode_continuation read them so; flags and payload_len they read and check themselves.
+inline void read_packet_fields(const uint8_t* p, Header& h) noexcept {
+  using namespace pollfab::util;
+  h.psn = load_be32(p + 20);
+  h.ack_psn = load_be32(p + 24);
+  h.credits = load_be16(p + 28);
+  h.sack = load_be64(p + 32);
+  h.offset = load_be32(p + 44);
+  h.checksum = load_be32(p + 64);
+  h.ack_delay_ns = load_be32(p + 68);
+}
+
 // decode()'s checks of a Data, Dgram or RMA packet's segment (a bundle's are decode()'s own):
 // the payload holds the RMA extension, the segment lies inside the message, kFirst is at
 // offset 0 and kLast ends the message, and single-packet types are one packet.
@@ -370,17 +384,11 @@ inline DecodeError decode(const uint8_t* p, size_t len, Header& h) noexcept {
   h.dst_ep = load_be16(p + 10);
   h.src_epoch = load_be32(p + 12);
   h.dst_epoch = load_be32(p + 16);
-  h.psn = load_be32(p + 20);
-  h.ack_psn = load_be32(p + 24);
-  h.credits = load_be16(p + 28);
   h.op_slot = load_be16(p + 30);
-  h.sack = load_be64(p + 32);
   h.msg_len = load_be32(p + 40);
-  h.offset = load_be32(p + 44);
   h.tag = load_be64(p + 48);
   h.cq_data = load_be64(p + 56);
-  h.checksum = load_be32(p + 64);
-  h.ack_delay_ns = load_be32(p + 68);
+  read_packet_fields(p, h);
   if (h.type == Type::Ack && h.payload_len > kMaxSackExtBytes) return DecodeError::BadLength;
   if (is_cm(h.type)) {
     if (h.flags) return DecodeError::BadFlags;
@@ -435,13 +443,7 @@ inline bool decode_continuation(const uint8_t* p, size_t len, const uint8_t* pre
   h.flags = flags;
   h.payload_len = load_be16(p + 6);
   if (size_t(h.payload_len) + kHeaderBytes > len) return false;
-  h.psn = load_be32(p + 20);
-  h.ack_psn = load_be32(p + 24);
-  h.credits = load_be16(p + 28);
-  h.sack = load_be64(p + 32);
-  h.offset = load_be32(p + 44);
-  h.checksum = load_be32(p + 64);
-  h.ack_delay_ns = load_be32(p + 68);
+  read_packet_fields(p, h);
   return check_segment(h) == DecodeError::None;
 }
 

@@ -20,8 +20,9 @@ class Cntr final : public Object, public WaitMember {
   int close() override;
   Object* owner() const noexcept { return owner_; }
 
-  void inc() noexcept {
-    value_.fetch_add(1, std::memory_order_release);
+  // n operations completed (a burst: one increment, one wake-up).
+  void inc(uint64_t n = 1) noexcept {
+    value_.fetch_add(n, std::memory_order_release);
     waiter_.notify();
   }
   void inc_err() noexcept {

@@ -45,6 +45,10 @@ class EndpointBase : public Object {
   static void bump(Cntr* c, bool ok) noexcept {
     if (c) ok ? c->inc() : c->inc_err();
   }
+  // n operations completed successfully (a burst of completions): one increment.
+  static void bump_ok(Cntr* c, uint32_t n) noexcept {
+    if (c && n) c->inc(n);
+  }
 
   FidBox<fid_ep> box_;
   Domain* dom_;

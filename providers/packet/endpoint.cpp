@@ -414,10 +414,7 @@ void TransportEndpoint::on_sends_completed(const transport::SendDone* s, uint32_
   // on_completion's success path for sends (send counter, a CQ entry if asked for), without a
   // Completion built and a call for each. The counter moves once the entries are published:
   // an application that saw it reach N finds N entries.
-  const auto count = [&] {
-    if (send_cntr_)
-      for (uint32_t i = 0; i < n; ++i) bump(send_cntr_, true);
-  };
+  const auto count = [&] { bump_ok(send_cntr_, n); };
   if (!tx_cq_) return count();
   if (tx_cq_->burst_room(n)) [[likely]] {  // written in place, published at once
     uint32_t k = 0;
@@ -448,7 +445,8 @@ void TransportEndpoint::on_recvs_completed(const transport::RecvDone* r, uint32_
   const auto publish = [&] {
     if (burst) rx_cq_->burst_commit(k);
     k = 0;
-    for (; counted; --counted) bump(recv_cntr_, true);
+    bump_ok(recv_cntr_, counted);
+    counted = 0;
   };
   for (uint32_t i = 0; i < n; ++i) {
     const transport::RecvDone& d = r[i];
