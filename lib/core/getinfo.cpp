@@ -24,10 +24,11 @@ bool str_mismatch(const char* hint, const char* have) {
 }
 
 // Caps the result reports (ofi_get_caps): hinted primary caps, all secondary caps except the
-// opt-in ones (kOptInCaps), which only when hinted.
+// opt-in ones (kOptInCaps), which only when hinted, and the costly ones (kCostlyCaps), which
+// only when hinted or when the hints name no caps.
 uint64_t result_caps(uint64_t prov_caps, uint64_t hint_caps) {
   if (!hint_caps) return prov_caps & ~kOptInCaps;
-  return (hint_caps & kPrimaryCaps) | (prov_caps & kSecondaryCaps & ~kOptInCaps) |
+  return (hint_caps & kPrimaryCaps) | (prov_caps & kSecondaryCaps & ~kOptInCaps & ~kCostlyCaps) |
          (hint_caps & kSecondaryCaps & prov_caps);
 }
 

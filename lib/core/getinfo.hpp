@@ -37,6 +37,12 @@ constexpr uint64_t kPrimaryCaps = kPrimaryTxCaps | kPrimaryRxCaps;
 // entry), so an application that did not ask must not get them. fi_getinfo(3) lets a provider
 // leave unrequested secondary caps out.
 constexpr uint64_t kOptInCaps = FI_SOURCE_ERR;
+// Secondary caps that cost on the data path, left out when the hints name caps without them
+// (hints with no caps get them, as every other secondary cap). fi_getinfo(3): "A provider may
+// optionally report non-selected secondary capabilities if doing so would not compromise
+// performance or security." FI_SOURCE is a reverse lookup of the sender for every receive
+// completion (docs/performance.md item 57).
+constexpr uint64_t kCostlyCaps = FI_SOURCE;
 constexpr uint64_t kSecondaryCaps = kSecondaryTxCaps | kSecondaryRxCaps | kDomainCaps;
 
 int getinfo(uint32_t version, const char* node, const char* service, uint64_t flags,

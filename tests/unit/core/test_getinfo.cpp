@@ -118,19 +118,33 @@ TEST_F(GetinfoTest, EndpointTypeMismatchIsNoData) {
   EXPECT_EQ(info_->ep_attr->type, FI_EP_DGRAM);
 }
 
-TEST_F(GetinfoTest, PrimaryCapsOnlyIfHintedSecondaryAdded) {
+// Secondary caps are added unasked but for the opt-in (FI_SOURCE_ERR: it changes completions)
+// and the costly (FI_SOURCE: a lookup a receive), which hints naming caps get only by asking.
+TEST_F(GetinfoTest, PrimaryCapsOnlyIfHintedSecondaryAddedButOptInAndCostlyOnesOnlyIfAsked) {
   hints_->caps = FI_MSG;
   only("fakeprov");
   ASSERT_EQ(get(), 0);
   EXPECT_TRUE(info_->caps & FI_MSG);
-  EXPECT_FALSE(info_->caps & FI_TAGGED);  // never FI_TAGGED for an FI_MSG request
-  EXPECT_TRUE(info_->caps & FI_SOURCE);   // secondary
-  EXPECT_FALSE(info_->caps & FI_SOURCE_ERR);  // opt-in: it changes completions
+  EXPECT_FALSE(info_->caps & FI_TAGGED);       // never FI_TAGGED for an FI_MSG request
+  EXPECT_TRUE(info_->caps & FI_REMOTE_COMM);   // secondary
+  EXPECT_FALSE(info_->caps & FI_SOURCE);       // costly
+  EXPECT_FALSE(info_->rx_attr->caps & FI_SOURCE);
+  EXPECT_FALSE(info_->caps & FI_SOURCE_ERR);   // opt-in
   EXPECT_FALSE(info_->rx_attr->caps & FI_SOURCE_ERR);
+  hints_->caps = FI_MSG | FI_SOURCE;
+  ASSERT_EQ(get(), 0);
+  EXPECT_TRUE(info_->caps & FI_SOURCE);
+  EXPECT_TRUE(info_->rx_attr->caps & FI_SOURCE);
+  EXPECT_FALSE(info_->caps & FI_SOURCE_ERR);
   hints_->caps = FI_MSG | FI_SOURCE | FI_SOURCE_ERR;
   ASSERT_EQ(get(), 0);
   EXPECT_TRUE(info_->caps & FI_SOURCE_ERR);
   EXPECT_TRUE(info_->rx_attr->caps & FI_SOURCE_ERR);
+  hints_->caps = 0;  // no caps named: every cap offered, FI_SOURCE among them, but the opt-in
+  ASSERT_EQ(get(), 0);
+  EXPECT_TRUE(info_->caps & FI_TAGGED);
+  EXPECT_TRUE(info_->caps & FI_SOURCE);
+  EXPECT_FALSE(info_->caps & FI_SOURCE_ERR);
   hints_->caps = FI_RMA;                  // not offered
   EXPECT_EQ(get(), -FI_ENODATA);
 }
