@@ -303,22 +303,29 @@ struct BundleMsg {
   uint64_t tag = 0, cq_data = 0;
   const uint8_t* data = nullptr;
 };
-// Reads the entry at p (at most `left` bytes, validated by decode()); returns the bytes it and
-// its data take, or 0 if malformed (short, unknown flag bits, data past `left`).
-inline uint32_t decode_bundle_entry(const uint8_t* p, uint32_t left, BundleMsg& m) noexcept {
+// The bytes the entry at p and its data take (of at most `left`), or 0 if malformed (short,
+// unknown flag bits, data past `left`): decode()'s walk, which reads nothing else.
+inline uint32_t bundle_entry_span(const uint8_t* p, uint32_t left) noexcept {
   if (left < kBundleEntryBytes) return 0;
+  const uint16_t flags = util::load_be16(p);
+  if (flags & ~kBundleEntryFlags) return 0;
+  const uint32_t span = bundle_entry_bytes(flags) + util::load_be16(p + 2);  // <= 65555
+  return span <= left ? span : 0;
+}
+// Reads the entry at p (at most `left` bytes, validated by decode()); returns the bytes it and
+// its data take, or 0 if malformed (as bundle_entry_span).
+inline uint32_t decode_bundle_entry(const uint8_t* p, uint32_t left, BundleMsg& m) noexcept {
+  const uint32_t span = bundle_entry_span(p, left);
+  if (!span) return 0;
   m.flags = util::load_be16(p);
   m.len = util::load_be16(p + 2);
-  if (m.flags & ~kBundleEntryFlags) return 0;
-  const uint32_t head = bundle_entry_bytes(m.flags);
-  if (head > left || m.len > left - head) return 0;
   uint32_t at = kBundleEntryBytes;
   m.tag = 0;
   m.cq_data = 0;
   if (m.flags & kTagged) { m.tag = util::load_be64(p + at); at += 8; }
   if (m.flags & kCqData) { m.cq_data = util::load_be64(p + at); at += 8; }
   m.data = p + at;
-  return head + m.len;
+  return span;
 }
 
 enum class DecodeError : uint8_t {
@@ -404,8 +411,7 @@ inline DecodeError decode(const uint8_t* p, size_t len, Header& h) noexcept {
     const uint8_t* q = p + kHeaderBytes + h.msg_len;
     uint32_t left = h.payload_len - h.msg_len, msgs = 1;
     while (left) {
-      BundleMsg m;
-      const uint32_t used = decode_bundle_entry(q, left, m);
+      const uint32_t used = bundle_entry_span(q, left);
       if (!used || ++msgs > kMaxBundleMsgs) return DecodeError::BadSegment;
       q += used;
       left -= used;

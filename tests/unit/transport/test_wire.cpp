@@ -241,6 +241,8 @@ TEST(Wire, BundleEntriesRoundTripAndEveryMalformedBundleIsRejected) {
     BundleMsg m;
     const uint32_t used = decode_bundle_entry(q, left, m);
     ASSERT_GT(used, 0u);
+    EXPECT_EQ(bundle_entry_span(q, left), used);  // decode()'s walk takes the same steps
+    EXPECT_EQ(bundle_entry_span(q, used - 1), 0u);  // and no entry past what is left
     EXPECT_EQ(m.len, want_len[i]);
     EXPECT_EQ(bool(m.flags & kTagged), i % 2 == 1);
     EXPECT_EQ(m.tag, (m.flags & kTagged) ? 1000u + uint64_t(i) : 0u);
@@ -269,6 +271,12 @@ TEST(Wire, BundleEntriesRoundTripAndEveryMalformedBundleIsRejected) {
     std::vector<uint8_t> bad = bundle_packet(10, {5});
     pollfab::util::store_be16(bad.data() + 6, uint16_t(10 + 2));
     rejects(bad, "entry header cut short");
+  }
+  {  // payload_len cuts a tagged entry's tag short (its flags and length are there)
+    std::vector<uint8_t> bad = bundle_packet(10, {5, 3});  // entry 1 is tagged: 12 + 3 bytes
+    const uint32_t entry1 = 10 + bundle_entry_bytes(kCqData) + 5;
+    pollfab::util::store_be16(bad.data() + 6, uint16_t(entry1 + 7));  // its 4 + 3 bytes fit
+    rejects(bad, "entry's tag cut short");
   }
   for (uint16_t drop : {kFirst, kLast}) {  // a bundle is whole messages
     std::vector<uint8_t> bad = p;
