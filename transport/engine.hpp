@@ -321,7 +321,7 @@ class Engine {
   // Bundling (wire::kBundle): m, whole and small, joins the packet of the message before it
   // when that packet is p's newest, still queued and unsealed, with room. True if it did.
   bool try_bundle(Peer& p, SendMsg& m) noexcept;
-  inline bool bundle_into_tail(Peer& p, SendMsg& m) noexcept;  // try_bundle, inline in queue_msg
+  inline bool bundle_into_tail(Peer& p, SendMsg& m) noexcept;  // try_bundle, inline in enqueue
   // May m share a packet with others (a plain message of the application's, copied)?
   bool bundleable(const SendMsg& m) const noexcept;
   // Appends m as a bundle entry to pkt (a Data packet being built): the bytes appended, 0 if
@@ -419,8 +419,11 @@ class Engine {
   void on_stale_epoch(const PeerAddr& a, const wire::Header& h) noexcept;
 
   // queues m behind p's other sends and sends what the windows allow (segmentation.cpp);
-  // true if p was idle before it (nothing of ours in flight: flush_after_post's `idle`)
+  // true if p was idle before it (nothing of ours in flight: flush_after_post's `idle`).
+  // enqueue is its body, inline in start_send (an application's post); queue_msg calls it for
+  // the rest (RMA, atomics, their answers).
   bool queue_msg(Peer& p, SendMsg* m) noexcept;
+  inline bool enqueue(Peer& p, SendMsg* m) noexcept;
   // payload bytes per segment of m (less the RMA extension header for RMA types)
   uint32_t seg_cap(const SendMsg& m) const noexcept;
 

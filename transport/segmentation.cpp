@@ -84,8 +84,8 @@ Status Engine::post_send(SendOp* op) noexcept {
     complete_send(m, Status::TimedOut);
     return Status::Ok;
   }
-  const uint32_t flags = op.flags;  // m may complete (and be reused) inside queue_msg
-  flush_after_post(flags, queue_msg(p, m));
+  const uint32_t flags = op.flags;  // m may complete (and be reused) inside enqueue
+  flush_after_post(flags, enqueue(p, m));
   if (p.dack.valid) {  // the reply is out: now the request's ACK
     apply_deferred_ack(p);
     // A window, congestion window or credits that only the stale state closed: what waits
@@ -98,7 +98,9 @@ Status Engine::post_send(SendOp* op) noexcept {
   return Status::Ok;
 }
 
-bool Engine::queue_msg(Peer& p, SendMsg* m) noexcept {
+bool Engine::queue_msg(Peer& p, SendMsg* m) noexcept { return enqueue(p, m); }
+
+[[gnu::always_inline]] inline bool Engine::enqueue(Peer& p, SendMsg* m) noexcept {
   // The clock is read when the peer was idle: a new wait starts now, and this post's packet
   // may leave at once (the first post since a progress round to an idle peer flushes eagerly,
   // stamped by this reading). A post that only queues behind others uses the latest reading:
@@ -256,7 +258,7 @@ bool Engine::bundleable(const SendMsg& m) const noexcept {
   return need;
 }
 
-// Inline in queue_msg (a stream of small posts: each one's path); pump's loop calls it through
+// Inline in enqueue (a stream of small posts: each one's path); pump's loop calls it through
 // try_bundle.
 [[gnu::always_inline]] inline bool Engine::bundle_into_tail(Peer& p, SendMsg& m) noexcept {
   if (!cfg_.bundle_max_bytes || !txq_len_ || txq_sealed_ >= txq_len_ || p.snd_nxt == p.snd_una ||

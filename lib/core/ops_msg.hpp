@@ -49,9 +49,12 @@ concept MsgEndpoint = requires(E& e, const E& ce, const MsgArgs& a) {
 template <class E>
 struct MsgSlots {
   static E* ep(fid_ep* f) noexcept { return self<E>(f); }
-  static ssize_t send1(fid_ep* f, const void* buf, size_t len, void* desc, fi_addr_t dest,
-                       void* ctx, uint64_t data, uint64_t tag, uint64_t flags, bool tagged,
-                       bool inject) noexcept {
+  // send1 and recv_buf are inline in each slot: the slot is the one call an operation makes
+  // into the provider.
+  [[gnu::always_inline]] static ssize_t send1(fid_ep* f, const void* buf, size_t len, void* desc,
+                                              fi_addr_t dest, void* ctx, uint64_t data,
+                                              uint64_t tag, uint64_t flags, bool tagged,
+                                              bool inject) noexcept {
     // A provider with a one-buffer entry point skips the iovec and MsgArgs round trip.
     if constexpr (requires(E& e) {
                     e.send_one(buf, len, dest, ctx, data, tag, flags, tagged, inject);
@@ -70,8 +73,9 @@ struct MsgSlots {
     return ep(f)->recv(a, flags, tagged);
   }
   // fi_recv / fi_trecv: one buffer (a provider's recv_one when it has one, as send1).
-  static ssize_t recv_buf(fid_ep* f, void* buf, size_t len, void* desc, fi_addr_t src, void* ctx,
-                          uint64_t tag, uint64_t ignore, bool tagged) noexcept {
+  [[gnu::always_inline]] static ssize_t recv_buf(fid_ep* f, void* buf, size_t len, void* desc,
+                                                 fi_addr_t src, void* ctx, uint64_t tag,
+                                                 uint64_t ignore, bool tagged) noexcept {
     if constexpr (requires(E& e) { e.recv_one(buf, len, src, ctx, tag, ignore, 0, tagged); }) {
       return ep(f)->recv_one(buf, len, src, ctx, tag, ignore, rxf(f), tagged);
     } else {

@@ -73,13 +73,18 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   ssize_t send(const core::MsgArgs& a, uint64_t flags, bool tagged, bool inject) noexcept;
   // send() for one buffer (fi_send, fi_inject, fi_senddata, fi_tsend and their kin: core's
   // MsgSlots::send1), without the iovec and MsgArgs round trip; same checks and returns.
-  ssize_t send_one(const void* buf, size_t len, fi_addr_t dest, void* ctx, uint64_t data,
-                   uint64_t tag, uint64_t flags, bool tagged, bool inject) noexcept;
+  // send_one and recv_one are inline in the ops table's slots, which endpoint.cpp (their
+  // definition's file, where install_endpoint_ops instantiates the tables) builds: a call, its
+  // prologue and nine arguments less a message.
+  [[gnu::always_inline]] inline ssize_t send_one(const void* buf, size_t len, fi_addr_t dest,
+                                                 void* ctx, uint64_t data, uint64_t tag,
+                                                 uint64_t flags, bool tagged, bool inject) noexcept;
   ssize_t recv(const core::MsgArgs& a, uint64_t flags, bool tagged) noexcept;
   // recv() for one buffer (fi_recv, fi_trecv: core's MsgSlots), without the iovec and MsgArgs
   // round trip; same checks and returns.
-  ssize_t recv_one(void* buf, size_t len, fi_addr_t src, void* ctx, uint64_t tag,
-                   uint64_t ignore, uint64_t flags, bool tagged) noexcept;
+  [[gnu::always_inline]] inline ssize_t recv_one(void* buf, size_t len, fi_addr_t src, void* ctx,
+                                                 uint64_t tag, uint64_t ignore, uint64_t flags,
+                                                 bool tagged) noexcept;
   ssize_t cancel(void* context) noexcept;
   int getname(void* addr, size_t* addrlen) noexcept;
   int setname(const void* addr, size_t addrlen) noexcept;
@@ -164,11 +169,12 @@ class TransportEndpoint final : public core::EndpointBase, public transport::Com
   // send() and send_one(): under the lock, fill(op) writes every SendOp field but peer, into
   // the engine's send slot (or a stack op when none is free).
   template <class Fill>
-  ssize_t post_send_op(fi_addr_t addr, const Fill& fill) noexcept;
+  [[gnu::always_inline]] inline ssize_t post_send_op(fi_addr_t addr, const Fill& fill) noexcept;
   // recv() and recv_one(): under the lock, fill(op) writes every RecvOp field but peer, into a
   // receive entry (or, for FI_PEEK / FI_CLAIM, a stack op).
   template <class Fill>
-  ssize_t post_recv_op(fi_addr_t addr, bool peek_or_claim, const Fill& fill) noexcept;
+  [[gnu::always_inline]] inline ssize_t post_recv_op(fi_addr_t addr, bool peek_or_claim,
+                                                     const Fill& fill) noexcept;
   ssize_t post_rma(transport::RmaOp& op, fi_addr_t addr) noexcept;
   ssize_t rma_common(const fi_msg_rma& m, uint64_t flags, bool inject_call,
                      transport::RmaKind kind) noexcept;
