@@ -514,8 +514,9 @@ class Engine {
   // A whole message placed in r, a posted receive: the completion, in this packet's burst
   // (CompletionSink::on_recvs_completed) when it is the common case (not truncated, not a
   // multi-recv slice), else through finish_recv.
-  inline void complete_whole(RecvEntry* r, PeerId pid, uint32_t len, uint32_t flags, uint64_t tag,
-                      uint64_t cq_data) noexcept;
+  [[gnu::always_inline]] inline void complete_whole(RecvEntry* r, PeerId pid, uint32_t len,
+                                                    uint32_t flags, uint64_t tag,
+                                                    uint64_t cq_data) noexcept;
   // Hands the receive completions complete_whole gathered to the sink (deliver() when a
   // packet's delivery returns; finish_recv before any other).
   void flush_recv_done() noexcept {

@@ -96,17 +96,13 @@ RecvEntry* Matcher::lend(RecvEntry* b, uint64_t msg_len) noexcept {
   return s;
 }
 
-RecvEntry* Matcher::match_posted(PeerId pid, bool tagged, uint64_t tag, uint64_t msg_len) noexcept {
+RecvEntry* Matcher::match_posted_walk(PeerId pid, bool tagged, uint64_t tag,
+                                      uint64_t msg_len) noexcept {
   auto& list = posted_[tagged ? 1 : 0];
   for (RecvEntry* r = list.front(); r; r = r->next) {
     if (!matches(r->op, pid, tagged, tag)) continue;
     if (r->op.flags & kOpMultiRecv) return lend(r, msg_len);
-    // The next message most likely matches the new head, posted long ago (a receiver keeps
-    // many posted: out of L1 by now): its entry is fetched while this one is placed.
-    if (r == list.front() && r->next) {
-      __builtin_prefetch(r->next);
-      __builtin_prefetch(reinterpret_cast<const char*>(r->next) + 64);  // op.iov
-    }
+    if (r == list.front()) prefetch_next(r);
     list.erase(r);
     return r;
   }

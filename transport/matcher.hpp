@@ -126,8 +126,28 @@ class Matcher {
   void post(RecvEntry* r) noexcept { posted_[cls(r->op.flags)].push_back(r); }
   // The receive a message of msg_len bytes from pid (tagged: with tag) goes to: the first
   // posted receive it matches (removed from its queue), or a slice of the first matching
-  // multi-recv buffer; nullptr if none (or no slice entry is free).
-  RecvEntry* match_posted(PeerId pid, bool tagged, uint64_t tag, uint64_t msg_len) noexcept;
+  // multi-recv buffer; nullptr if none (or no slice entry is free). Inline when the first
+  // posted receive of the class takes it whole (receives posted in the order messages come:
+  // the common case); match_posted_walk looks further.
+  RecvEntry* match_posted(PeerId pid, bool tagged, uint64_t tag, uint64_t msg_len) noexcept {
+    auto& list = posted_[tagged ? 1 : 0];
+    RecvEntry* r = list.front();
+    if (r && matches(r->op, pid, tagged, tag) && !(r->op.flags & kOpMultiRecv)) [[likely]] {
+      prefetch_next(r);
+      list.erase(r);
+      return r;
+    }
+    return match_posted_walk(pid, tagged, tag, msg_len);
+  }
+  RecvEntry* match_posted_walk(PeerId pid, bool tagged, uint64_t tag, uint64_t msg_len) noexcept;
+  // The next message most likely matches the entry after r, the new head, posted long ago (a
+  // receiver keeps many posted: out of L1 by now): it is fetched while r is placed.
+  static void prefetch_next(const RecvEntry* r) noexcept {
+    if (r->next) {
+      __builtin_prefetch(r->next);
+      __builtin_prefetch(reinterpret_cast<const char*>(r->next) + 64);  // op.iov
+    }
+  }
   // A slice of multi-recv buffer b for a msg_len-byte message (b retires if less than
   // min_multi_recv stays free); nullptr if no slice entry is free.
   RecvEntry* lend(RecvEntry* b, uint64_t msg_len) noexcept;
