@@ -304,7 +304,7 @@ class Engine {
   // segmentation and reassembly (segmentation.cpp)
   // Sends what the windows allow of p's queue; `now` is the clock at the call (one reading per
   // post or progress round, not one per packet). bundle_tried: a message the caller just
-  // failed to bundle (queue_msg), not tried again.
+  // failed to bundle (enqueue), not tried again.
   void pump(Peer& p, uint64_t now, const SendMsg* bundle_tried = nullptr) noexcept;
   // What stopped pump() with segments left to send (Peer::blocked; PeerStats blocked_*_ns).
   enum class Block : uint8_t { None, Window, Cwnd, Credits, Ring, Tx };

@@ -102,8 +102,7 @@ RecvEntry* Matcher::match_posted_walk(PeerId pid, bool tagged, uint64_t tag,
   for (RecvEntry* r = list.front(); r; r = r->next) {
     if (!matches(r->op, pid, tagged, tag)) continue;
     if (r->op.flags & kOpMultiRecv) return lend(r, msg_len);
-    if (r == list.front()) prefetch_next(r);
-    list.erase(r);
+    list.erase(r);  // (not the head: match_posted takes a head that matches whole)
     return r;
   }
   return nullptr;

@@ -142,7 +142,7 @@ void Engine::flush_after_post_slow(uint32_t op_flags, bool idle) noexcept {
   const bool batch_end = more_batch_;  // the last post of an FI_MORE batch
   more_batch_ = false;
   if (tx_eager_ && (idle || batch_end)) {
-    // A post to an idle peer read the clock (queue_msg): its packet is stamped by that
+    // A post to an idle peer read the clock (enqueue): its packet is stamped by that
     // reading. A batch's posts behind sends in flight read none, so the batch is stamped now.
     flush(/*restamp=*/batch_end);
     tx_eager_ = false;  // until the next progress(), posts batch up

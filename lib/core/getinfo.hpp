@@ -1,7 +1,8 @@
 // fi_getinfo(3) for the registered providers: version check, FI_PROV_ATTR_ONLY, the
 // FI_PROVIDER filter (comma list, leading '^' excludes), provider candidates, and hint
 // matching with libfabric 1.17's util rules (prov/util/src/util_attr.c):
-//   - primary caps are returned only if hinted, secondary caps are always added;
+//   - primary caps are returned only if hinted, secondary caps are added unasked but for the
+//     opt-in (kOptInCaps) and, when the hints name caps, the costly ones (kCostlyCaps);
 //   - a provider needing a mode bit the hints lack is skipped;
 //   - ep_type, protocol, addr_format, fabric/domain/provider names must match when hinted;
 //   - hinted threading, progress (when supported), av_type and resource_mgmt override the

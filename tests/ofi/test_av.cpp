@@ -51,6 +51,31 @@ TEST(OfiAv, RemovingAPeerWithASendInFlightCompletesItThenRefusesTheAddress) {
   EXPECT_EQ(fi_tsend(s.ep, "x", 1, nullptr, gone, 2, &sc), -FI_EINVAL);
 }
 
+// FI_SOURCE is a cost a receive, so hints that name caps get it only by asking (fi_getinfo(3)
+// lets a provider leave out such a secondary cap): without it fi_cq_readfrom reports no source.
+// FI_SOURCE_ERR asked alone brings FI_SOURCE with it ("must be paired with FI_SOURCE"): a known
+// sender's messages then complete with their source, not as errors.
+TEST(OfiAv, SourcesOnlyWhenAskedAndSourceErrAloneBringsThem) {
+  constexpr uint64_t kBase = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM;
+  for (const uint64_t extra : {uint64_t(0), uint64_t(FI_SOURCE_ERR)}) {
+    Ofi f(kBase | extra);
+    ASSERT_TRUE(f.ok());
+    EXPECT_EQ(bool(f.info()->caps & FI_SOURCE), extra != 0);
+    Ep& s = f.add_ep();
+    Ep& r = f.add_ep();
+    char buf[8] = {};
+    fi_context rc, sc;
+    ASSERT_EQ(fi_trecv(r.ep, buf, sizeof buf, nullptr, FI_ADDR_UNSPEC, 4, 0, &rc), 0);
+    ASSERT_EQ(fi_tsend(s.ep, "src", 3, nullptr, r.self, 4, &sc), 0);
+    fi_cq_tagged_entry e;
+    fi_addr_t src = 12345;
+    ASSERT_EQ(Ofi::wait(r.cq, e, nullptr, &src), 1);  // not an error entry
+    EXPECT_EQ(e.op_context, &rc);
+    EXPECT_EQ(src, extra ? s.self : FI_ADDR_NOTAVAIL);
+    ASSERT_EQ(Ofi::wait(s.cq, e), 1);
+  }
+}
+
 TEST(OfiAv, AnUnknownSenderIsASourceErrorWithItsName) {
   Ofi f(kCaps);
   ASSERT_TRUE(f.ok());

@@ -140,6 +140,25 @@ TEST_F(GetinfoTest, PrimaryCapsOnlyIfHintedSecondaryAddedButOptInAndCostlyOnesOn
   ASSERT_EQ(get(), 0);
   EXPECT_TRUE(info_->caps & FI_SOURCE_ERR);
   EXPECT_TRUE(info_->rx_attr->caps & FI_SOURCE_ERR);
+  hints_->caps = FI_MSG | FI_SOURCE_ERR;  // fi_getinfo(3): it must be paired with FI_SOURCE
+  ASSERT_EQ(get(), 0);
+  EXPECT_TRUE(info_->caps & FI_SOURCE_ERR);
+  EXPECT_TRUE(info_->caps & FI_SOURCE);
+  EXPECT_TRUE(info_->rx_attr->caps & FI_SOURCE);
+  hints_->caps = FI_MSG;  // asked in rx_attr only: the info's caps (what the endpoint acts on) agree
+  hints_->rx_attr->caps = FI_MSG | FI_RECV | FI_SOURCE;
+  ASSERT_EQ(get(), 0);
+  EXPECT_TRUE(info_->caps & FI_SOURCE);
+  EXPECT_TRUE(info_->rx_attr->caps & FI_SOURCE);
+  hints_->rx_attr->caps = 0;
+  fi_rx_attr* rx = hints_->rx_attr;  // no rx_attr hints: the rx caps leave out what the info does
+  hints_->rx_attr = nullptr;
+  ASSERT_EQ(get(), 0);
+  hints_->rx_attr = rx;
+  EXPECT_FALSE(info_->caps & FI_SOURCE);
+  EXPECT_FALSE(info_->rx_attr->caps & FI_SOURCE);
+  EXPECT_FALSE(info_->rx_attr->caps & FI_SOURCE_ERR);
+  EXPECT_TRUE(info_->rx_attr->caps & FI_MSG);
   hints_->caps = 0;  // no caps named: every cap offered, FI_SOURCE among them, but the opt-in
   ASSERT_EQ(get(), 0);
   EXPECT_TRUE(info_->caps & FI_TAGGED);
