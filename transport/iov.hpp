@@ -45,8 +45,8 @@ inline void copy_to_iov(const iovec* iov, uint32_t cnt, uint64_t off, const uint
 // Copies len bytes at byte offset off of the iov list into dst. Always inline (a compare and
 // a memcpy call for one buffer): a caller grown past the inliner's budget, such as
 // Engine::post_send with a bundle append in it, would otherwise call it.
-[[gnu::always_inline]] inline void copy_from_iov(const iovec* iov, uint32_t cnt, uint64_t off, uint8_t* dst,
-                          uint64_t len) noexcept {
+[[gnu::always_inline]] inline void copy_from_iov(const iovec* iov, uint32_t cnt, uint64_t off,
+                                                 uint8_t* dst, uint64_t len) noexcept {
   if (cnt == 1 && off + len <= iov[0].iov_len) [[likely]] {  // one buffer: no walk
     if (len) std::memcpy(dst, static_cast<const uint8_t*>(iov[0].iov_base) + off, len);
     return;

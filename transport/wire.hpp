@@ -288,8 +288,9 @@ constexpr uint32_t bundle_entry_bytes(uint16_t flags) noexcept {
 }
 // Writes an entry's header at p; returns the bytes written (bundle_entry_bytes(flags)). Always
 // inline, as copy_from_iov: a post's bundle append.
-[[gnu::always_inline]] inline uint32_t encode_bundle_entry(uint8_t* p, uint16_t flags, uint16_t len, uint64_t tag,
-                                    uint64_t cq_data) noexcept {
+[[gnu::always_inline]] inline uint32_t encode_bundle_entry(uint8_t* p, uint16_t flags,
+                                                           uint16_t len, uint64_t tag,
+                                                           uint64_t cq_data) noexcept {
   util::store_be16(p, flags);
   util::store_be16(p + 2, len);
   uint32_t at = kBundleEntryBytes;

@@ -25,14 +25,17 @@ bool str_mismatch(const char* hint, const char* have) {
 
 // Caps the result reports (ofi_get_caps): hinted primary caps, all secondary caps except the
 // opt-in ones (kOptInCaps), which only when hinted, and the costly ones (kCostlyCaps), which
-// only when hinted or when the hints name no caps.
-// FI_SOURCE_ERR comes with FI_SOURCE (fi_getinfo(3): "must be paired with FI_SOURCE"): without
-// the source every receive would be an error entry.
-uint64_t result_caps(uint64_t prov_caps, uint64_t hint_caps) {
-  if (!hint_caps) return prov_caps & ~kOptInCaps;
-  uint64_t caps = (hint_caps & kPrimaryCaps) |
-                  (prov_caps & kSecondaryCaps & ~kOptInCaps & ~kCostlyCaps) |
-                  (hint_caps & kSecondaryCaps & prov_caps);
+// only when hinted or when the hints name no caps. attr_hint_caps: the hints' tx_attr and
+// rx_attr caps, where an opt-in or costly cap asked for counts too (the attrs' caps and the
+// info's then agree; the endpoint acts on the info's). FI_SOURCE_ERR comes with FI_SOURCE
+// (fi_getinfo(3): "must be paired with FI_SOURCE"): without the source every receive would be
+// an error entry.
+uint64_t result_caps(uint64_t prov_caps, uint64_t hint_caps, uint64_t attr_hint_caps) {
+  uint64_t caps = hint_caps ? (hint_caps & kPrimaryCaps) |
+                                  (prov_caps & kSecondaryCaps & ~kOptInCaps & ~kCostlyCaps) |
+                                  (hint_caps & kSecondaryCaps & prov_caps)
+                            : prov_caps & ~kOptInCaps;
+  caps |= prov_caps & attr_hint_caps & (kOptInCaps | kCostlyCaps);
   if (caps & FI_SOURCE_ERR) caps |= prov_caps & FI_SOURCE;
   return caps;
 }
@@ -154,10 +157,9 @@ bool match_info(fi_info* c, const fi_info* h, uint32_t version, std::string* why
   if (c->mode & ~h->mode) return fail(why, "mode");
   if (h->addr_format != FI_FORMAT_UNSPEC && h->addr_format != c->addr_format)
     return fail(why, "addr_format");
-  // An opt-in or costly cap hinted in tx_attr or rx_attr only is asked for too: the attrs'
-  // caps and the info's then agree (the endpoint acts on the info's).
-  const uint64_t attr_hints = (h->tx_attr ? h->tx_attr->caps : 0) | (h->rx_attr ? h->rx_attr->caps : 0);
-  uint64_t caps = result_caps(c->caps, h->caps ? h->caps | (attr_hints & (kOptInCaps | kCostlyCaps)) : 0);
+  const uint64_t attr_hints =
+      (h->tx_attr ? h->tx_attr->caps : 0) | (h->rx_attr ? h->rx_attr->caps : 0);
+  uint64_t caps = result_caps(c->caps, h->caps, attr_hints);
   const bool srx = c->domain_attr && c->domain_attr->max_ep_srx_ctx;
   if (h->ep_attr && c->ep_attr && !match_ep(c->ep_attr, h->ep_attr, srx, why)) return false;
   if (h->domain_attr && c->domain_attr && !match_domain(c->domain_attr, h->domain_attr, version, why))

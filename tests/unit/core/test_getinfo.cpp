@@ -164,6 +164,11 @@ TEST_F(GetinfoTest, PrimaryCapsOnlyIfHintedSecondaryAddedButOptInAndCostlyOnesOn
   EXPECT_TRUE(info_->caps & FI_TAGGED);
   EXPECT_TRUE(info_->caps & FI_SOURCE);
   EXPECT_FALSE(info_->caps & FI_SOURCE_ERR);
+  hints_->rx_attr->caps = FI_MSG | FI_RECV | FI_SOURCE_ERR;  // the opt-in, asked in rx_attr only
+  ASSERT_EQ(get(), 0);
+  EXPECT_TRUE(info_->caps & FI_SOURCE_ERR);
+  EXPECT_TRUE(info_->caps & FI_SOURCE);
+  EXPECT_TRUE(info_->rx_attr->caps & FI_SOURCE_ERR);
   hints_->caps = FI_RMA;                  // not offered
   EXPECT_EQ(get(), -FI_ENODATA);
 }
