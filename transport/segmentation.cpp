@@ -398,8 +398,11 @@ bool Engine::deliver_bundle(Peer& p, PeerId pid, const wire::Header& h,
     }
     if (!left) break;
     wire::BundleMsg b;
-    const uint32_t used = wire::decode_bundle_entry(q, left, b);  // decode() checked the walk
-    if (!used) break;  // unreachable after decode(); never loop on one entry
+    // decode() walked the entries to exactly the payload's end: each is read, not checked again.
+    const uint32_t used = wire::read_bundle_entry(q, b);
+#if POLLFAB_DEBUG_CHECKS
+    if (used > left) __builtin_trap();  // a bundle decode() did not accept (meson -Ddebug_checks)
+#endif
     q += used;
     left -= used;
     flags = static_cast<uint16_t>(wire::kFirst | wire::kLast | b.flags);

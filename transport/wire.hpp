@@ -314,11 +314,9 @@ inline uint32_t bundle_entry_span(const uint8_t* p, uint32_t left) noexcept {
   const uint32_t span = bundle_entry_bytes(flags) + util::load_be16(p + 2);  // <= 65555
   return span <= left ? span : 0;
 }
-// Reads the entry at p (at most `left` bytes, validated by decode()); returns the bytes it and
-// its data take, or 0 if malformed (as bundle_entry_span).
-inline uint32_t decode_bundle_entry(const uint8_t* p, uint32_t left, BundleMsg& m) noexcept {
-  const uint32_t span = bundle_entry_span(p, left);
-  if (!span) return 0;
+// Reads the entry at p of a bundle decode() accepted (its walk checked every entry); returns
+// the bytes it and its data take (at least kBundleEntryBytes).
+inline uint32_t read_bundle_entry(const uint8_t* p, BundleMsg& m) noexcept {
   m.flags = util::load_be16(p);
   m.len = util::load_be16(p + 2);
   uint32_t at = kBundleEntryBytes;
@@ -327,7 +325,12 @@ inline uint32_t decode_bundle_entry(const uint8_t* p, uint32_t left, BundleMsg& 
   if (m.flags & kTagged) { m.tag = util::load_be64(p + at); at += 8; }
   if (m.flags & kCqData) { m.cq_data = util::load_be64(p + at); at += 8; }
   m.data = p + at;
-  return span;
+  return at + m.len;
+}
+// Reads the entry at p (at most `left` bytes); returns the bytes it and its data take, or 0 if
+// malformed (as bundle_entry_span).
+inline uint32_t decode_bundle_entry(const uint8_t* p, uint32_t left, BundleMsg& m) noexcept {
+  return bundle_entry_span(p, left) ? read_bundle_entry(p, m) : 0;
 }
 
 enum class DecodeError : uint8_t {

@@ -243,6 +243,9 @@ TEST(Wire, BundleEntriesRoundTripAndEveryMalformedBundleIsRejected) {
     ASSERT_GT(used, 0u);
     EXPECT_EQ(bundle_entry_span(q, left), used);  // decode()'s walk takes the same steps
     EXPECT_EQ(bundle_entry_span(q, used - 1), 0u);  // and no entry past what is left
+    BundleMsg r;
+    EXPECT_EQ(read_bundle_entry(q, r), used);  // delivery's read of a walked entry
+    EXPECT_EQ(r.tag, m.tag);
     EXPECT_EQ(m.len, want_len[i]);
     EXPECT_EQ(bool(m.flags & kTagged), i % 2 == 1);
     EXPECT_EQ(m.tag, (m.flags & kTagged) ? 1000u + uint64_t(i) : 0u);
