@@ -14,7 +14,11 @@
 // sides need the same -S (the receiver sizes its buffers from its own).
 // Columns per size: bytes, messages, window, Mmsg/s, MB/s (payload), CPU ns per message
 // of the sender and of the receiver (getrusage over the run: every thread of the process, so a
-// progress thread counts).
+// progress thread counts), and the share of each side's round spent in fi_cq_read calls that
+// found nothing (tx_wait%, rx_wait%: the side waited for the other; both near 0 means both
+// sides are busy all the time, and which one binds the rate takes --spin-ns to tell).
+// --spin-ns N adds N ns of busy work per completed message on the side it is given to: if the
+// rate falls by about N ns a message, that side's time is on the rate's critical path.
 #include <CLI/CLI.hpp>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -24,6 +28,9 @@
 #include <rdma/fi_tagged.h>
 
 #include <sys/resource.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -49,6 +56,7 @@ struct Args {
   uint64_t msgs = 1000000;
   uint32_t window = 64, batch = 1;
   uint32_t posted = kMaxPosted;  // receiver: receives kept posted
+  uint32_t spin_ns = 0;          // busy work per completed message (--spin-ns)
   uint16_t oob_port = 47595;
   int timeout_s = 60;
 };
@@ -87,6 +95,31 @@ int fail(const char* what, int r) {
 uint64_t now_ns() {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+}
+
+// A cheap tick for shares of a round (the TSC on x86-64: no calibration needed for a ratio).
+uint64_t ticks() {
+#if defined(__x86_64__)
+  return __rdtsc();
+#else
+  return now_ns();
+#endif
+}
+
+// Time in fi_cq_read calls that found nothing, in ticks (the side waited for the other).
+struct Waits {
+  uint64_t idle = 0;
+  double share(uint64_t t0) const {  // percent of the ticks since t0
+    return 100.0 * double(idle) / double(std::max<uint64_t>(1, ticks() - t0));
+  }
+};
+
+// --spin-ns: n messages' worth of busy work (CLOCK_MONOTONIC through the vDSO).
+void spin(const Args& a, ssize_t n) {
+  if (!a.spin_ns || n <= 0) return;
+  auto end = Clock::now() + std::chrono::nanoseconds(uint64_t(n) * a.spin_ns);
+  while (Clock::now() < end) {
+  }
 }
 
 uint64_t cpu_ns() {
@@ -147,9 +180,14 @@ int exchange_names(Ofi& o, apps::Oob& oob) {
 }
 
 // Reads up to 64 completions; -1 on an error completion or call failure.
-ssize_t drain(fid_cq* cq, fi_cq_entry* e) {
+ssize_t drain(fid_cq* cq, fi_cq_entry* e, Waits& w) {
+  const uint64_t t = ticks();
   ssize_t n = fi_cq_read(cq, e, 64);
-  if (n >= 0 || n == -FI_EAGAIN) return n < 0 ? 0 : n;
+  if (n == -FI_EAGAIN) {
+    w.idle += ticks() - t;
+    return 0;
+  }
+  if (n >= 0) return n;
   if (n == -FI_EAVAIL) {
     fi_cq_err_entry err{};
     fi_cq_readerr(cq, &err, 0);
@@ -183,14 +221,16 @@ struct Round {
 // One round's receives: re-posts each completed receive until rd.msgs messages are in (posted:
 // the receives posted so far). A function of its own, never inlined: scripts/bench-instructions.sh
 // counts its instructions (callgrind --toggle-collect), and the out-of-band waits stay outside.
-[[gnu::noinline]] int receive_round(Ofi& o, const Args& a, const Round& rd, uint64_t posted) {
+[[gnu::noinline]] int receive_round(Ofi& o, const Args& a, const Round& rd, uint64_t posted,
+                                    Waits& w) {
   uint64_t got = 0;
   auto deadline = Clock::now() + std::chrono::seconds(a.timeout_s);
   fi_cq_entry e[64];
   uint32_t spins = 0;
   while (got < rd.msgs) {
-    ssize_t n = drain(o.rxcq, e);
+    ssize_t n = drain(o.rxcq, e, w);
     if (n < 0) return 1;
+    spin(a, n);
     for (ssize_t i = 0; i < n; ++i) {
       size_t slot = static_cast<size_t>(static_cast<fi_context*>(e[i].op_context) - o.ctx.data());
       if (posted < rd.msgs) {
@@ -229,14 +269,16 @@ int receive(Ofi& o, apps::Oob& oob, const Args& a) {
     }
     uint64_t c0 = cpu_ns();
     if (!oob.sync()) return 1;
-    if (int r = receive_round(o, a, rd, posted)) return r;
-    uint64_t end[2] = {now_ns(), cpu_ns() - c0};
+    Waits w;
+    const uint64_t k0 = ticks();
+    if (int r = receive_round(o, a, rd, posted, w)) return r;
+    uint64_t end[3] = {now_ns(), cpu_ns() - c0, uint64_t(w.share(k0) * 1000)};
     if (!oob.send_all(end, sizeof end)) return 1;
   }
 }
 
 // One round's sends (never inlined: scripts/bench-instructions.sh counts its instructions).
-[[gnu::noinline]] int send_round(Ofi& o, const Args& a, const Round& rd, uint64_t& t0) {
+[[gnu::noinline]] int send_round(Ofi& o, const Args& a, const Round& rd, uint64_t& t0, Waits& w) {
   uint64_t posted = 0, done = 0;
   fi_cq_entry e[64];
   auto deadline = Clock::now() + std::chrono::seconds(a.timeout_s);
@@ -267,8 +309,9 @@ int receive(Ofi& o, apps::Oob& oob, const Args& a) {
       if (r) return fail("fi_send", int(r));
       ++posted;
     }
-    ssize_t n = drain(o.txcq, e);
+    ssize_t n = drain(o.txcq, e, w);
     if (n < 0) return 1;
+    spin(a, n);
     done += uint64_t(n);
     if (n == 0 && (++spins & 4095) == 0 && Clock::now() > deadline) {
       fprintf(stderr, "pollfab-bench-rate: %llu of %llu sends completed within %d s\n",
@@ -280,25 +323,30 @@ int receive(Ofi& o, apps::Oob& oob, const Args& a) {
 }
 
 int send(Ofi& o, apps::Oob& oob, const Args& a, const std::vector<size_t>& sizes) {
-  printf("%-8s %-9s %6s %10s %10s %12s %12s\n", "bytes", "#msgs", "window", "Mmsg/s", "MB/s",
-         "tx_cpu_ns", "rx_cpu_ns");
+  printf("%-8s %-9s %6s %10s %10s %12s %12s %9s %9s\n", "bytes", "#msgs", "window", "Mmsg/s",
+         "MB/s", "tx_cpu_ns", "rx_cpu_ns", "tx_wait%", "rx_wait%");
   std::vector<size_t> all{64};  // an untimed warm-up round first
   all.insert(all.end(), sizes.begin(), sizes.end());
   for (size_t i = 0; i < all.size(); ++i) {
     Round rd{all[i], i == 0 ? std::min<uint64_t>(a.msgs, 20000) : a.msgs};
     if (!oob.send_all(&rd, sizeof rd) || !oob.sync()) return fail("out-of-band", -FI_EIO);
     uint64_t c0 = cpu_ns(), t0 = 0;
-    if (int r = send_round(o, a, rd, t0)) return r;
+    Waits w;
+    const uint64_t k0 = ticks();
+    if (int r = send_round(o, a, rd, t0, w)) return r;
     uint64_t tx_cpu = cpu_ns() - c0;
-    uint64_t end[2];
+    const double tx_wait = w.share(k0);
+    uint64_t end[3];
     await_oob(o, oob);
     if (!oob.recv_all(end, sizeof end)) return fail("out-of-band", -FI_EIO);
     if (i == 0) continue;
     double sec = double(end[0] - t0) / 1e9;
     double rate = double(rd.msgs) / sec;
-    printf("%-8llu %-9llu %6u %10.3f %10.1f %12.0f %12.0f\n", (unsigned long long)rd.size,
+    printf("%-8llu %-9llu %6u %10.3f %10.1f %12.0f %12.0f %9.1f %9.1f\n",
+           (unsigned long long)rd.size,
            (unsigned long long)rd.msgs, a.window, rate / 1e6, rate * double(rd.size) / 1e6,
-           double(tx_cpu) / double(rd.msgs), double(end[1]) / double(rd.msgs));
+           double(tx_cpu) / double(rd.msgs), double(end[1]) / double(rd.msgs), tx_wait,
+           double(end[2]) / 1000);
     fflush(stdout);
   }
   Round stop{0, 0};
@@ -323,6 +371,9 @@ int main(int argc, char** argv) {
   app.add_option("-m,--mode", a.mode, "msg or tagged")->check(CLI::IsMember({"msg", "tagged"}));
   app.add_option("-B,--oob-port", a.oob_port, "out-of-band TCP port");
   app.add_option("-T,--timeout", a.timeout_s, "seconds a size may take");
+  app.add_option("--spin-ns", a.spin_ns,
+                 "busy work per completed message, ns (which side binds the rate)")
+      ->check(CLI::Range(0, 100000));
   app.add_option("-t,--threading", a.threading, "domain threading asked: domain or safe")
       ->check(CLI::IsMember({"domain", "safe"}));
   CLI11_PARSE(app, argc, argv);
