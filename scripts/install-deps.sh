@@ -10,7 +10,7 @@ PKGS=(
   dpdk dpdk-dev libdpdk-dev
   libhwloc-dev hwloc
   libtomlplusplus-dev libcli11-dev libfmt-dev
-  libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev valgrind
+  libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev valgrind linux-perf
   clang-14 libclang-rt-14-dev
   iproute2 procps util-linux binutils
   openmpi-bin libopenmpi-dev
