@@ -111,7 +111,7 @@ for label, m64, m4k, ctx, crx in table:
 print(f"\nraw floor frames: {f(raw_f[64])} M/s at 64 B, {f(raw_f[4096])} M/s at 4 KiB (3 frames a message).")
 print(f"medians of {reps} run(s) for raw and dpdk; udp and rxm: one run. cpu ns: per 64-byte message, each side.")
 # Per repetition: raw and pollfab ran back to back, so their ratio compares one placement.
-print(f"\n{'repetition':12} {'xcore ns':>14} {'raw 64B':>8} {'msg 64B':>8} {'ratio':>6} {'raw 4KiB':>9} {'msg 4KiB':>9} {'ratio':>6} {'tagged 64B':>11} {'ratio':>6} {'wait tx/rx %':>13}")
+print(f"\n{'repetition':12} {'xcore ns':>14} {'raw 64B':>8} {'msg 64B':>8} {'ratio':>6} {'raw 4KiB':>9} {'msg 4KiB':>9} {'ratio':>6} {'tagged 64B':>11} {'ratio':>6}")
 ratios = {k: [] for k in ('m64', 'm4k', 't64')}
 for rep in range(1, reps + 1):
     rw, dm, dt = rows(f'raw.{rep}'), rows(f'dpdk_msg.{rep}'), rows(f'dpdk_tagged.{rep}')
@@ -124,12 +124,9 @@ for rep in range(1, reps + 1):
     for k, a, b in (('m64', vals[1], vals[0]), ('m4k', vals[3], vals[2]), ('t64', vals[4], vals[0])):
         if a is not None and b:
             ratios[k].append(a / b)
-    wt = '/'.join(dm[64][c] for c in (7, 8)) if 64 in dm and len(dm[64]) > 8 else 'n/a'
-    print(f"{rep:<12} {x:>14} {f(vals[0]):>8} {f(vals[1]):>8} {r(vals[1], vals[0]):>6} {f(vals[2]):>9} {f(vals[3]):>9} {r(vals[3], vals[2]):>6} {f(vals[4]):>11} {r(vals[4], vals[0]):>6} {wt:>13}")
+    print(f"{rep:<12} {x:>14} {f(vals[0]):>8} {f(vals[1]):>8} {r(vals[1], vals[0]):>6} {f(vals[2]):>9} {f(vals[3]):>9} {r(vals[3], vals[2]):>6} {f(vals[4]):>11} {r(vals[4], vals[0]):>6}")
 md = lambda v: f'{statistics.median(v):.2f}' if v else 'n/a'
 print(f"\nmessage rate / raw packet rate, median of per-repetition ratios: msg 64 B {md(ratios['m64'])}, "
       f"msg 4 KiB {md(ratios['m4k'])}, tagged 64 B {md(ratios['t64'])}")
 print("xcore: cache-line round trip CPU0<->CPU1 before/after each repetition (vCPU placement; near < 150 ns).")
-print("wait tx/rx: msg 64 B, the share of each side's run in fi_cq_read calls that found nothing (the side")
-print("waited for the other; both near 0: both sides busy, see pollfab-bench-rate --spin-ns).")
 EOF

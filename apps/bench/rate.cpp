@@ -14,11 +14,15 @@
 // sides need the same -S (the receiver sizes its buffers from its own).
 // Columns per size: bytes, messages, window, Mmsg/s, MB/s (payload), CPU ns per message
 // of the sender and of the receiver (getrusage over the run: every thread of the process, so a
-// progress thread counts), and the share of each side's round spent in fi_cq_read calls that
-// found nothing (tx_wait%, rx_wait%: the side waited for the other; both near 0 means both
-// sides are busy all the time, and which one binds the rate takes --spin-ns to tell).
-// --spin-ns N adds N ns of busy work per completed message on the side it is given to: if the
-// rate falls by about N ns a message, that side's time is on the rate's critical path.
+// progress thread counts).
+// --breakdown (give it to both sides) times each side's round with the TSC: a line after each
+// row says, per side, the ns per message spent posting (the sender's fi_send loop with the
+// flushes it triggers; the receiver's re-posts), in fi_cq_read calls that returned completions
+// (each a progress round: the ns per call and the completions it returned) and waiting
+// (fi_cq_read calls that found nothing, as a share of the round: both near 0 means both sides
+// are busy all the time). The timing costs a few ns per call, so the rate it prints is a little
+// lower than without. --spin-ns N adds N ns of busy work per completed message on the side it
+// is given to: if the rate falls by about N ns a message, that side is on the critical path.
 #include <CLI/CLI.hpp>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -57,6 +61,7 @@ struct Args {
   uint32_t window = 64, batch = 1;
   uint32_t posted = kMaxPosted;  // receiver: receives kept posted
   uint32_t spin_ns = 0;          // busy work per completed message (--spin-ns)
+  bool breakdown = false;        // time posts, reads and waits (--breakdown)
   uint16_t oob_port = 47595;
   int timeout_s = 60;
 };
@@ -97,7 +102,7 @@ uint64_t now_ns() {
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
 }
 
-// A cheap tick for shares of a round (the TSC on x86-64: no calibration needed for a ratio).
+// A cheap tick (the TSC on x86-64, converted with the round's own CLOCK_MONOTONIC span).
 uint64_t ticks() {
 #if defined(__x86_64__)
   return __rdtsc();
@@ -106,11 +111,44 @@ uint64_t ticks() {
 #endif
 }
 
-// Time in fi_cq_read calls that found nothing, in ticks (the side waited for the other).
-struct Waits {
-  uint64_t idle = 0;
-  double share(uint64_t t0) const {  // percent of the ticks since t0
-    return 100.0 * double(idle) / double(std::max<uint64_t>(1, ticks() - t0));
+// --breakdown: one side's round, per message (ns) and per fi_cq_read call. The receiver sends
+// its own to the sender out of band (both sides run this binary: same layout).
+struct Breakdown {
+  double post_ns = 0;       // posting, per message
+  double read_ns = 0;       // fi_cq_read calls that returned completions, per message
+  double per_read_ns = 0;   // ... per call
+  double per_read_msgs = 0; // completions per such call
+  double wait_pct = 0;      // fi_cq_read calls that found nothing, % of the round
+};
+
+// --breakdown's accumulators, in ticks; inert (no clock reads) without it.
+struct SideTimes {
+  bool on = false;
+  uint64_t t0 = 0, ns0 = 0, idle = 0, reads = 0, read_ticks = 0, got = 0, post_ticks = 0;
+  explicit SideTimes(bool enabled) : on(enabled) {
+    if (on) t0 = ticks(), ns0 = now_ns();
+  }
+  uint64_t mark() const { return on ? ticks() : 0; }
+  void posted(uint64_t from) {
+    if (on) post_ticks += ticks() - from;
+  }
+  void read(uint64_t from, ssize_t n) {
+    if (!on) return;
+    const uint64_t d = ticks() - from;
+    if (n > 0) ++reads, read_ticks += d, got += uint64_t(n);
+    else idle += d;
+  }
+  Breakdown report(uint64_t msgs) const {
+    Breakdown b;
+    if (!on || !msgs) return b;
+    const uint64_t span = std::max<uint64_t>(1, ticks() - t0);
+    const double ns_per_tick = double(now_ns() - ns0) / double(span);
+    b.post_ns = double(post_ticks) * ns_per_tick / double(msgs);
+    b.read_ns = double(read_ticks) * ns_per_tick / double(msgs);
+    b.per_read_ns = reads ? double(read_ticks) * ns_per_tick / double(reads) : 0;
+    b.per_read_msgs = reads ? double(got) / double(reads) : 0;
+    b.wait_pct = 100.0 * double(idle) / double(span);
+    return b;
   }
 };
 
@@ -180,14 +218,11 @@ int exchange_names(Ofi& o, apps::Oob& oob) {
 }
 
 // Reads up to 64 completions; -1 on an error completion or call failure.
-ssize_t drain(fid_cq* cq, fi_cq_entry* e, Waits& w) {
-  const uint64_t t = ticks();
+ssize_t drain(fid_cq* cq, fi_cq_entry* e, SideTimes& st) {
+  const uint64_t t = st.mark();
   ssize_t n = fi_cq_read(cq, e, 64);
-  if (n == -FI_EAGAIN) {
-    w.idle += ticks() - t;
-    return 0;
-  }
-  if (n >= 0) return n;
+  st.read(t, n);
+  if (n >= 0 || n == -FI_EAGAIN) return n < 0 ? 0 : n;
   if (n == -FI_EAVAIL) {
     fi_cq_err_entry err{};
     fi_cq_readerr(cq, &err, 0);
@@ -222,15 +257,16 @@ struct Round {
 // the receives posted so far). A function of its own, never inlined: scripts/bench-instructions.sh
 // counts its instructions (callgrind --toggle-collect), and the out-of-band waits stay outside.
 [[gnu::noinline]] int receive_round(Ofi& o, const Args& a, const Round& rd, uint64_t posted,
-                                    Waits& w) {
+                                    SideTimes& st) {
   uint64_t got = 0;
   auto deadline = Clock::now() + std::chrono::seconds(a.timeout_s);
   fi_cq_entry e[64];
   uint32_t spins = 0;
   while (got < rd.msgs) {
-    ssize_t n = drain(o.rxcq, e, w);
+    ssize_t n = drain(o.rxcq, e, st);
     if (n < 0) return 1;
     spin(a, n);
+    const uint64_t t = st.mark();
     for (ssize_t i = 0; i < n; ++i) {
       size_t slot = static_cast<size_t>(static_cast<fi_context*>(e[i].op_context) - o.ctx.data());
       if (posted < rd.msgs) {
@@ -240,6 +276,7 @@ struct Round {
         ++posted;
       }
     }
+    st.posted(t);
     got += uint64_t(n);
     if (n == 0 && (++spins & 4095) == 0 && Clock::now() > deadline) {
       fprintf(stderr, "pollfab-bench-rate: %llu of %llu messages within %d s\n",
@@ -249,6 +286,13 @@ struct Round {
   }
   return 0;
 }
+
+// What the receiver returns out of band after a round.
+struct RxEnd {
+  uint64_t end_ns;  // its last completion (CLOCK_MONOTONIC)
+  uint64_t cpu_ns;  // its CPU time over the round
+  Breakdown b;      // --breakdown
+};
 
 int receive(Ofi& o, apps::Oob& oob, const Args& a) {
   for (;;) {
@@ -269,22 +313,23 @@ int receive(Ofi& o, apps::Oob& oob, const Args& a) {
     }
     uint64_t c0 = cpu_ns();
     if (!oob.sync()) return 1;
-    Waits w;
-    const uint64_t k0 = ticks();
-    if (int r = receive_round(o, a, rd, posted, w)) return r;
-    uint64_t end[3] = {now_ns(), cpu_ns() - c0, uint64_t(w.share(k0) * 1000)};
-    if (!oob.send_all(end, sizeof end)) return 1;
+    SideTimes st(a.breakdown);
+    if (int r = receive_round(o, a, rd, posted, st)) return r;
+    RxEnd end{now_ns(), cpu_ns() - c0, st.report(rd.msgs)};
+    if (!oob.send_all(&end, sizeof end)) return 1;
   }
 }
 
 // One round's sends (never inlined: scripts/bench-instructions.sh counts its instructions).
-[[gnu::noinline]] int send_round(Ofi& o, const Args& a, const Round& rd, uint64_t& t0, Waits& w) {
+[[gnu::noinline]] int send_round(Ofi& o, const Args& a, const Round& rd, uint64_t& t0,
+                                 SideTimes& st) {
   uint64_t posted = 0, done = 0;
   fi_cq_entry e[64];
   auto deadline = Clock::now() + std::chrono::seconds(a.timeout_s);
   uint32_t spins = 0;
   t0 = now_ns();
   while (done < rd.msgs) {
+    const uint64_t t = st.mark();
     while (posted - done < a.window && posted < rd.msgs) {
       void* p = o.buf.data();
       fi_context* ctx = &o.ctx[posted % kMaxPosted];
@@ -309,7 +354,8 @@ int receive(Ofi& o, apps::Oob& oob, const Args& a) {
       if (r) return fail("fi_send", int(r));
       ++posted;
     }
-    ssize_t n = drain(o.txcq, e, w);
+    st.posted(t);
+    ssize_t n = drain(o.txcq, e, st);
     if (n < 0) return 1;
     spin(a, n);
     done += uint64_t(n);
@@ -323,30 +369,35 @@ int receive(Ofi& o, apps::Oob& oob, const Args& a) {
 }
 
 int send(Ofi& o, apps::Oob& oob, const Args& a, const std::vector<size_t>& sizes) {
-  printf("%-8s %-9s %6s %10s %10s %12s %12s %9s %9s\n", "bytes", "#msgs", "window", "Mmsg/s",
-         "MB/s", "tx_cpu_ns", "rx_cpu_ns", "tx_wait%", "rx_wait%");
+  printf("%-8s %-9s %6s %10s %10s %12s %12s\n", "bytes", "#msgs", "window", "Mmsg/s", "MB/s",
+         "tx_cpu_ns", "rx_cpu_ns");
   std::vector<size_t> all{64};  // an untimed warm-up round first
   all.insert(all.end(), sizes.begin(), sizes.end());
   for (size_t i = 0; i < all.size(); ++i) {
     Round rd{all[i], i == 0 ? std::min<uint64_t>(a.msgs, 20000) : a.msgs};
     if (!oob.send_all(&rd, sizeof rd) || !oob.sync()) return fail("out-of-band", -FI_EIO);
     uint64_t c0 = cpu_ns(), t0 = 0;
-    Waits w;
-    const uint64_t k0 = ticks();
-    if (int r = send_round(o, a, rd, t0, w)) return r;
+    SideTimes st(a.breakdown);
+    if (int r = send_round(o, a, rd, t0, st)) return r;
     uint64_t tx_cpu = cpu_ns() - c0;
-    const double tx_wait = w.share(k0);
-    uint64_t end[3];
+    const Breakdown tx = st.report(rd.msgs);
+    RxEnd end{};
     await_oob(o, oob);
-    if (!oob.recv_all(end, sizeof end)) return fail("out-of-band", -FI_EIO);
+    if (!oob.recv_all(&end, sizeof end)) return fail("out-of-band", -FI_EIO);
     if (i == 0) continue;
-    double sec = double(end[0] - t0) / 1e9;
+    double sec = double(end.end_ns - t0) / 1e9;
     double rate = double(rd.msgs) / sec;
-    printf("%-8llu %-9llu %6u %10.3f %10.1f %12.0f %12.0f %9.1f %9.1f\n",
-           (unsigned long long)rd.size,
+    printf("%-8llu %-9llu %6u %10.3f %10.1f %12.0f %12.0f\n", (unsigned long long)rd.size,
            (unsigned long long)rd.msgs, a.window, rate / 1e6, rate * double(rd.size) / 1e6,
-           double(tx_cpu) / double(rd.msgs), double(end[1]) / double(rd.msgs), tx_wait,
-           double(end[2]) / 1000);
+           double(tx_cpu) / double(rd.msgs), double(end.cpu_ns) / double(rd.msgs));
+    if (a.breakdown) {
+      const Breakdown& rx = end.b;
+      printf("#  tx: posts %.1f ns/msg, reads %.1f ns/msg (%.0f ns x %.1f completions), "
+             "wait %.1f%%;  rx: reads %.1f ns/msg (%.0f ns x %.1f), re-posts %.1f ns/msg, "
+             "wait %.1f%%\n",
+             tx.post_ns, tx.read_ns, tx.per_read_ns, tx.per_read_msgs, tx.wait_pct, rx.read_ns,
+             rx.per_read_ns, rx.per_read_msgs, rx.post_ns, rx.wait_pct);
+    }
     fflush(stdout);
   }
   Round stop{0, 0};
@@ -371,6 +422,8 @@ int main(int argc, char** argv) {
   app.add_option("-m,--mode", a.mode, "msg or tagged")->check(CLI::IsMember({"msg", "tagged"}));
   app.add_option("-B,--oob-port", a.oob_port, "out-of-band TCP port");
   app.add_option("-T,--timeout", a.timeout_s, "seconds a size may take");
+  app.add_flag("--breakdown", a.breakdown,
+               "time each side's posts, completion reads and waits (give it to both sides)");
   app.add_option("--spin-ns", a.spin_ns,
                  "busy work per completed message, ns (which side binds the rate)")
       ->check(CLI::Range(0, 100000));
