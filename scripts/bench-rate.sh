@@ -61,8 +61,12 @@ echo "pollfab bench-rate: $(date -u +%FT%TZ), $(nproc) cores, FI_EP_RDM, window 
 "$P" testbed down >/dev/null 2>&1 || true
 "$P" testbed up --link memif >/dev/null
 A=$("$P" testbed addr a)
-EA=("$P" testbed exec a --)
-EB=("$P" testbed exec b --)
+# The memif pairs (the raw floor's and pollfab's alike) run one process per CPU, the receiver on
+# CPU 0 and the sender on CPU 1, as bench-compare.sh's memif pairs and a DPDK application's
+# lcores: unpinned, the two busy pollers can share a vCPU until the kernel's balancer parts
+# them, or trade CPUs mid-run.
+EA=("$P" testbed exec a -- taskset -c 0)
+EB=("$P" testbed exec b -- taskset -c 1)
 for r in $(seq 1 "$reps"); do
   xcore > "$out/xcore.$r" 2>/dev/null || echo n/a > "$out/xcore.$r"
   pair "raw.$r" "${EA[@]}" "$RAW" --rate :: "${EB[@]}" "$RAW" --rate -S 64,4k -I "$n_raw" "$A"
