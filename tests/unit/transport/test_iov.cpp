@@ -23,7 +23,9 @@ std::vector<uint8_t> pattern(size_t n) {
 
 // An entry of `len` bytes at the front of a buffer 16 bytes longer, the rest guard bytes.
 struct Guarded {
-  explicit Guarded(size_t len) : len(len), mem(len + 16, kGuard) { std::fill_n(mem.begin(), len, 0); }
+  // Zeroed entry, then the guard (built in two parts: a fill bounded by len + 16 made GCC 12
+  // warn of a bound that could wrap, -Wstringop-overflow).
+  explicit Guarded(size_t len) : len(len), mem(len, 0) { mem.insert(mem.end(), 16, kGuard); }
   iovec iov() { return {mem.data(), len}; }
   std::vector<uint8_t> bytes() const { return {mem.begin(), mem.begin() + len}; }
   bool guard_intact() const {
