@@ -3,6 +3,8 @@
 // FI_SOURCE_ERR for a sender the AV does not know (an FI_EADDRNOTAVAIL error entry whose
 // err_data is the sender's name, which fi_av_insert then accepts).
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "tests/ofi/ofi_fixture.hpp"
 
@@ -110,6 +112,62 @@ TEST(OfiAv, AnUnknownSenderIsASourceErrorWithItsName) {
   fi_addr_t src = FI_ADDR_NOTAVAIL;
   ASSERT_EQ(Ofi::wait(r.cq, e, nullptr, &src), 1);
   EXPECT_EQ(src, back);
+}
+
+// Small sends posted back to back share a packet (a bundle), and a packet's receive completions
+// reach the CQ as one burst: from a sender the AV does not know, each message of the burst is
+// its own FI_EADDRNOTAVAIL error entry, in order, its data received; once the sender is
+// inserted, the same burst completes with the source.
+TEST(OfiAv, AnUnknownSendersBundleIsOneSourceErrorPerMessageInOrder) {
+  Ofi f(kCaps);
+  ASSERT_TRUE(f.ok());
+  Ep& s = f.add_ep();
+  Ep& r = f.add_ep();
+  fi_addr_t old = s.self;
+  ASSERT_EQ(fi_av_remove(f.av(), &old, 1, 0), 0);
+  constexpr int kN = 6;
+  char buf[kN][4] = {};
+  fi_context rc[kN], sc[kN];
+  const char* const msg[kN] = {"m0", "m1", "m2", "m3", "m4", "m5"};
+  const auto post_and_send = [&] {
+    for (int i = 0; i < kN; ++i)
+      ASSERT_EQ(fi_trecv(r.ep, buf[i], sizeof buf[i], nullptr, FI_ADDR_UNSPEC, 5, 0, &rc[i]), 0);
+    for (int i = 0; i < kN; ++i)  // no progress in between: one packet after the first
+      ASSERT_EQ(fi_tsend(s.ep, msg[i], 2, nullptr, r.self, 5, &sc[i]), 0);
+  };
+  post_and_send();
+  fi_cq_tagged_entry e;
+  std::vector<uint8_t> name;
+  for (int i = 0; i < kN; ++i) {
+    SCOPED_TRACE("message " + std::to_string(i));
+    fi_cq_err_entry err{};
+    ASSERT_EQ(Ofi::wait(r.cq, e, &err), -FI_EAVAIL);
+    EXPECT_EQ(err.err, FI_EADDRNOTAVAIL);
+    EXPECT_EQ(err.op_context, &rc[i]);
+    EXPECT_EQ(err.len, 2u);
+    EXPECT_EQ(std::string(buf[i], 2), msg[i]);
+    ASSERT_GT(err.err_data_size, 0u);
+    name.assign(static_cast<uint8_t*>(err.err_data),
+                static_cast<uint8_t*>(err.err_data) + err.err_data_size);
+  }
+  EXPECT_TRUE(Ofi::quiet(r.cq));  // one entry a message, no more
+  for (int i = 0; i < kN; ++i) {
+    ASSERT_EQ(Ofi::wait(s.cq, e), 1);
+    EXPECT_EQ(e.op_context, &sc[i]);
+  }
+  fi_addr_t back = FI_ADDR_NOTAVAIL;
+  ASSERT_EQ(fi_av_insert(f.av(), name.data(), 1, &back, 0, nullptr), 1);
+  std::memset(buf, 0, sizeof buf);
+  post_and_send();
+  for (int i = 0; i < kN; ++i) {
+    SCOPED_TRACE("known, message " + std::to_string(i));
+    fi_addr_t src = FI_ADDR_NOTAVAIL;
+    ASSERT_EQ(Ofi::wait(r.cq, e, nullptr, &src), 1);
+    EXPECT_EQ(e.op_context, &rc[i]);
+    EXPECT_EQ(src, back);
+    EXPECT_EQ(std::string(buf[i], 2), msg[i]);
+  }
+  for (int i = 0; i < kN; ++i) ASSERT_EQ(Ofi::wait(s.cq, e), 1);
 }
 
 // The one-buffer calls (fi_send, fi_inject, fi_senddata, fi_tsend, fi_recv, fi_trecv) take a
