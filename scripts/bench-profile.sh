@@ -9,7 +9,7 @@
 # slower than its partner, so it meets an idle peer at every round and batches differently
 # (the sender flushes a one-message packet per round; at full speed a round's posts share
 # packets). Instruction counts say what a step costs; this says where the time goes when both
-# sides run at speed (docs/performance.md, "What binds the message rate").
+# sides run at speed (docs/performance.md, item 64).
 # Run as root; needs perf (linux-perf, scripts/install-deps.sh). About 30 seconds.
 # Options: --mode msg|tagged (msg), -W N (sends in flight, 64), -n N (messages, 40000000),
 # --top N (symbols per side, 25), --no-build. KEEP_LOGS=1 keeps the perf data.
