@@ -7,22 +7,23 @@
 // fi_tsend; each with a completion; -b B gives every B-th send without FI_MORE, the others
 // with it) and re-posts as completions come; the receiver keeps as many receives posted as the
 // run has messages left (at most -R, default 1024) and re-posts as they complete. Names are exchanged out
-// of band (TCP); the out-of-band channel also starts each size and returns the receiver's end
-// time and CPU time.
+// of band (TCP); the out-of-band channel also starts each size (with the sender's --breakdown)
+// and returns the receiver's end time, CPU time and (--breakdown) time breakdown.
 // Both processes must run on one machine: the rate is messages / (the receiver's last
 // completion - the sender's first post) on CLOCK_MONOTONIC, which only one host shares. Both
 // sides need the same -S (the receiver sizes its buffers from its own).
 // Columns per size: bytes, messages, window, Mmsg/s, MB/s (payload), CPU ns per message
 // of the sender and of the receiver (getrusage over the run: every thread of the process, so a
 // progress thread counts).
-// --breakdown (give it to both sides) times each side's round with the TSC: a line after each
-// row says, per side, the ns per message spent posting (the sender's fi_send loop with the
-// flushes it triggers; the receiver's re-posts), in fi_cq_read calls that returned completions
-// (each a progress round: the ns per call and the completions it returned) and waiting
-// (fi_cq_read calls that found nothing, as a share of the round: both near 0 means both sides
-// are busy all the time). The timing costs a few ns per call, so the rate it prints is a little
-// lower than without. --spin-ns N adds N ns of busy work per completed message on the side it
-// is given to: if the rate falls by about N ns a message, that side is on the critical path.
+// --breakdown (the sender's; the receiver follows it) times each side's round with the TSC: a
+// line after each row says, per side, the ns per message spent posting (the sender's fi_send
+// loop with the flushes it triggers; the receiver's re-posts), in fi_cq_read calls that
+// returned completions (each a progress round: the ns per call and the completions it
+// returned) and waiting (fi_cq_read calls that found nothing, as a share of the round: both
+// near 0 means both sides are busy all the time). The timing costs a few ns per call, so the
+// rate it prints is a little lower than without. --spin-ns N adds N ns of busy work per completed message on the side it
+// is given to (TSC-timed; each completion read that spins adds two TSC reads, ~20 ns, shared by
+// its completions): if the rate falls by about N ns a message, that side is on the critical path.
 #include <CLI/CLI.hpp>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -61,7 +62,8 @@ struct Args {
   uint32_t window = 64, batch = 1;
   uint32_t posted = kMaxPosted;  // receiver: receives kept posted
   uint32_t spin_ns = 0;          // busy work per completed message (--spin-ns)
-  bool breakdown = false;        // time posts, reads and waits (--breakdown)
+  bool breakdown = false;        // sender: time posts, reads and waits (--breakdown)
+  double spin_tpn = 0;           // TSC ticks per ns, measured at start when spin_ns is set
   uint16_t oob_port = 47595;
   int timeout_s = 60;
 };
@@ -114,7 +116,8 @@ uint64_t ticks() {
 // --breakdown: one side's round, per message (ns) and per fi_cq_read call. The receiver sends
 // its own to the sender out of band (both sides run this binary: same layout).
 struct Breakdown {
-  double post_ns = 0;       // posting, per message
+  double post_ns = 0;       // posting, per message (the receiver's: with the fi_cq_read a refused
+                            // re-post retries)
   double read_ns = 0;       // fi_cq_read calls that returned completions, per message
   double per_read_ns = 0;   // ... per call
   double per_read_msgs = 0; // completions per such call
@@ -126,7 +129,10 @@ struct SideTimes {
   bool on = false;
   uint64_t t0 = 0, ns0 = 0, idle = 0, reads = 0, read_ticks = 0, got = 0, post_ticks = 0;
   explicit SideTimes(bool enabled) : on(enabled) {
-    if (on) t0 = ticks(), ns0 = now_ns();
+    if (on) {
+      t0 = ticks();
+      ns0 = now_ns();
+    }
   }
   uint64_t mark() const { return on ? ticks() : 0; }
   void posted(uint64_t from) {
@@ -135,8 +141,13 @@ struct SideTimes {
   void read(uint64_t from, ssize_t n) {
     if (!on) return;
     const uint64_t d = ticks() - from;
-    if (n > 0) ++reads, read_ticks += d, got += uint64_t(n);
-    else idle += d;
+    if (n > 0) {
+      ++reads;
+      read_ticks += d;
+      got += uint64_t(n);
+    } else {
+      idle += d;
+    }
   }
   Breakdown report(uint64_t msgs) const {
     Breakdown b;
@@ -152,11 +163,19 @@ struct SideTimes {
   }
 };
 
-// --spin-ns: n messages' worth of busy work (CLOCK_MONOTONIC through the vDSO).
+// Ticks per ns, measured once over 20 ms of CLOCK_MONOTONIC (for --spin-ns).
+double ticks_per_ns() {
+  const uint64_t t0 = ticks(), ns0 = now_ns();
+  while (now_ns() - ns0 < 20'000'000) {
+  }
+  return double(ticks() - t0) / double(now_ns() - ns0);
+}
+
+// --spin-ns: n messages' worth of busy work, on the TSC.
 void spin(const Args& a, ssize_t n) {
   if (!a.spin_ns || n <= 0) return;
-  auto end = Clock::now() + std::chrono::nanoseconds(uint64_t(n) * a.spin_ns);
-  while (Clock::now() < end) {
+  const uint64_t end = ticks() + uint64_t(double(uint64_t(n) * a.spin_ns) * a.spin_tpn);
+  while (ticks() < end) {
   }
 }
 
@@ -251,6 +270,7 @@ void await_oob(Ofi& o, apps::Oob& oob) {
 
 struct Round {
   uint64_t size, msgs;
+  uint64_t breakdown;  // the sender's --breakdown: the receiver times its round too
 };
 
 // One round's receives: re-posts each completed receive until rd.msgs messages are in (posted:
@@ -313,7 +333,7 @@ int receive(Ofi& o, apps::Oob& oob, const Args& a) {
     }
     uint64_t c0 = cpu_ns();
     if (!oob.sync()) return 1;
-    SideTimes st(a.breakdown);
+    SideTimes st(rd.breakdown != 0);
     if (int r = receive_round(o, a, rd, posted, st)) return r;
     RxEnd end{now_ns(), cpu_ns() - c0, st.report(rd.msgs)};
     if (!oob.send_all(&end, sizeof end)) return 1;
@@ -374,7 +394,7 @@ int send(Ofi& o, apps::Oob& oob, const Args& a, const std::vector<size_t>& sizes
   std::vector<size_t> all{64};  // an untimed warm-up round first
   all.insert(all.end(), sizes.begin(), sizes.end());
   for (size_t i = 0; i < all.size(); ++i) {
-    Round rd{all[i], i == 0 ? std::min<uint64_t>(a.msgs, 20000) : a.msgs};
+    Round rd{all[i], i == 0 ? std::min<uint64_t>(a.msgs, 20000) : a.msgs, a.breakdown};
     if (!oob.send_all(&rd, sizeof rd) || !oob.sync()) return fail("out-of-band", -FI_EIO);
     uint64_t c0 = cpu_ns(), t0 = 0;
     SideTimes st(a.breakdown);
@@ -400,7 +420,7 @@ int send(Ofi& o, apps::Oob& oob, const Args& a, const std::vector<size_t>& sizes
     }
     fflush(stdout);
   }
-  Round stop{0, 0};
+  Round stop{0, 0, 0};
   oob.send_all(&stop, sizeof stop);
   return 0;
 }
@@ -423,13 +443,15 @@ int main(int argc, char** argv) {
   app.add_option("-B,--oob-port", a.oob_port, "out-of-band TCP port");
   app.add_option("-T,--timeout", a.timeout_s, "seconds a size may take");
   app.add_flag("--breakdown", a.breakdown,
-               "time each side's posts, completion reads and waits (give it to both sides)");
+               "sender: time each side's posts, completion reads and waits (the receiver "
+               "follows)");
   app.add_option("--spin-ns", a.spin_ns,
                  "busy work per completed message, ns (which side binds the rate)")
       ->check(CLI::Range(0, 100000));
   app.add_option("-t,--threading", a.threading, "domain threading asked: domain or safe")
       ->check(CLI::IsMember({"domain", "safe"}));
   CLI11_PARSE(app, argc, argv);
+  if (a.spin_ns) a.spin_tpn = ticks_per_ns();
 
   std::vector<size_t> sizes;
   try {

@@ -1,5 +1,6 @@
-# Sourced by the benchmark scripts (bench-compare.sh, bench-rate.sh, bench-loss.sh) after they set $P (the
-# pollfab command): $out (a temporary directory for the logs), $bg (the pid of a background
+# Sourced by the benchmark scripts (bench-compare.sh, bench-rate.sh, bench-loss.sh,
+# bench-instructions.sh, bench-profile.sh) after they set $P (the pollfab command):
+# $out (a temporary directory for the logs), $bg (the pid of a background
 # server, which the cleanup kills) and an EXIT trap that also takes the testbed down and removes
 # $out (KEEP_LOGS=1 keeps it).
 out=$(mktemp -d)

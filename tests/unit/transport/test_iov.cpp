@@ -25,7 +25,10 @@ std::vector<uint8_t> pattern(size_t n) {
 struct Guarded {
   // Zeroed entry, then the guard (built in two parts: a fill bounded by len + 16 made GCC 12
   // warn of a bound that could wrap, -Wstringop-overflow).
-  explicit Guarded(size_t len) : len(len), mem(len, 0) { mem.insert(mem.end(), 16, kGuard); }
+  explicit Guarded(size_t len) : len(len), mem(len, 0) {
+    mem.reserve(len + 16);  // no spare capacity past the guard (ASan's redzone right after it)
+    mem.insert(mem.end(), 16, kGuard);
+  }
   iovec iov() { return {mem.data(), len}; }
   std::vector<uint8_t> bytes() const { return {mem.begin(), mem.begin() + len}; }
   bool guard_intact() const {
