@@ -21,9 +21,11 @@
 // returned completions (each a progress round: the ns per call and the completions it
 // returned) and waiting (fi_cq_read calls that found nothing, as a share of the round: both
 // near 0 means both sides are busy all the time). The timing costs a few ns per call, so the
-// rate it prints is a little lower than without. --spin-ns N adds N ns of busy work per completed message on the side it
-// is given to (TSC-timed; each completion read that spins adds two TSC reads, ~20 ns, shared by
-// its completions): if the rate falls by about N ns a message, that side is on the critical path.
+// rate it prints is a little lower than without. --spin-ns N adds N ns of busy work per
+// completed message on the side it is given to (TSC-timed; each completion read that spins adds
+// two TSC reads, ~20 ns, shared by its completions): if the rate falls by about N ns a message,
+// that side is on the critical path. Both sides must run the same build (the out-of-band
+// messages' layout).
 #include <CLI/CLI.hpp>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
