@@ -107,7 +107,6 @@ for s in 64:$i64 4096:$i4k 1048576:$i1m; do
 done
 raw raw_tap message
 "$P" testbed down >/dev/null
-xcore() { build/apps/pollfab-bench-xcore --cpus 0,1 --ms 100 | sed -n 's/^xcore_rtt_ns=//p'; }
 x_before=$(xcore || echo n/a)
 # Now and then the host runs both vCPUs on one physical core (SMT siblings): the cache-line
 # round trip between CPUs 0 and 1 reads ~55 ns instead of 110-220, and the raw floor, whose

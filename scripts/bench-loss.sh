@@ -52,7 +52,6 @@ build/apps/pollfab-bench-loss --size 1048576 --msgs 64 --drop 0,0.001,0.01,0.05,
 # under the same placement ("near" below $near_ns, "far" above, "mixed" if the two probes
 # disagree: excluded).
 near_ns=${BENCH_XCORE_NEAR_NS:-150}
-xcore() { build/apps/pollfab-bench-xcore --cpus 0,1 --ms 100 | sed -n 's/^xcore_rtt_ns=//p'; }
 placement() {
   awk -v a="$1" -v b="$2" -v t="$near_ns" 'BEGIN {
     if (a == "" || b == "") print "n/a"; else if (a < t && b < t) print "near";

@@ -42,17 +42,13 @@ command -v perf >/dev/null ||
 P=$PWD/build/apps/pollfab
 RATE=$PWD/build/apps/pollfab-bench-rate
 . scripts/lib/bench_env.sh  # $out, $bg, the cleanup trap
-xcore() {
-  build/apps/pollfab-bench-xcore --cpus 0,1 --ms 100 2>/dev/null | sed -n 's/^xcore_rtt_ns=//p' ||
-    echo n/a
-}
 
 echo "pollfab bench-profile: $(date -u +%FT%TZ), 64 B $mode, window $window, $msgs messages"
 "$P" testbed down >/dev/null 2>&1 || true
 "$P" testbed up --link memif >/dev/null
 A=$("$P" testbed addr a)
 rec=(perf record -q -e cpu-clock -F 5000)
-x0=$(xcore)
+x0=$(xcore 2>/dev/null || echo n/a)
 # The receiver starts a second before the sender: its sampling starts with the sender's.
 timeout 120 "$P" testbed exec a -- taskset -c 0 "${rec[@]}" -D 2000 -o "$out/rx.data" \
   "$RATE" -p dpdk -m "$mode" > "$out/rx.out" 2>&1 &
@@ -74,7 +70,7 @@ for side in tx rx; do
   fi
 done
 [ "$rx_status" = 0 ] || echo "bench-profile: the receiver exited with $rx_status" >&2
-x1=$(xcore)
+x1=$(xcore 2>/dev/null || echo n/a)
 "$P" testbed down >/dev/null
 echo "xcore ns before/after: $x0/$x1 (near < 150)"
 grep -E '^(bytes|64 )' "$out/tx.out"

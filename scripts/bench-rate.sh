@@ -55,7 +55,6 @@ pair() {
   wait "$bg" 2>/dev/null || true
   bg=""
 }
-xcore() { build/apps/pollfab-bench-xcore --cpus 0,1 --ms 100 | sed -n 's/^xcore_rtt_ns=//p'; }
 
 echo "pollfab bench-rate: $(date -u +%FT%TZ), $(nproc) cores, FI_EP_RDM, window 64"
 "$P" testbed down >/dev/null 2>&1 || true

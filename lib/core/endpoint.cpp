@@ -7,6 +7,10 @@ namespace pollfab::core {
 EndpointBase::EndpointBase(Domain* dom, const fi_info* info, void* context) : dom_(dom) {
   type_ = info->ep_attr ? info->ep_attr->type : FI_EP_UNSPEC;
   caps_ = info->caps;
+  // FI_SOURCE_ERR acts only with FI_SOURCE (fi_getinfo(3): "must be paired with FI_SOURCE";
+  // fi_getinfo brings the one with the other, an info written by hand may not): the
+  // completion paths then test FI_SOURCE_ERR alone.
+  if (!(caps_ & FI_SOURCE)) caps_ &= ~FI_SOURCE_ERR;
   if (info->tx_attr) {
     tx_op_flags_ = info->tx_attr->op_flags;
     msg_order_ = info->tx_attr->msg_order;

@@ -389,8 +389,7 @@ void TransportEndpoint::on_completion(const Completion& c) noexcept {
   if (ok) {
     // fi_cq(3) fi_cq_readfrom: the source only with FI_SOURCE, else FI_ADDR_NOTAVAIL.
     const fi_addr_t src = send || !(caps_ & FI_SOURCE) ? FI_ADDR_NOTAVAIL : source_of(c.peer, c.peer_user);
-    if (src == FI_ADDR_NOTAVAIL && !send && (caps_ & FI_SOURCE) && (caps_ & FI_SOURCE_ERR) &&
-        c.peer != transport::kNoPeer) {
+    if (src == FI_ADDR_NOTAVAIL && !send && (caps_ & FI_SOURCE_ERR) && c.peer != transport::kNoPeer) {
       // FI_SOURCE_ERR (fi_cq(3)): a sender the AV does not know is an FI_EADDRNOTAVAIL error
       // entry whose err_data is its address in this endpoint's format (for fi_av_insert).
       const transport::PeerAddr& pa = engine_->peer_addr(c.peer);

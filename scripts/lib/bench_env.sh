@@ -12,3 +12,5 @@ cleanup() {
   [ -n "${KEEP_LOGS:-}" ] && echo "logs kept in $out" || rm -rf "$out"
 }
 trap cleanup EXIT
+# xcore: the cache-line round trip CPU0<->CPU1 in ns (pollfab-bench-xcore: the vCPUs' placement).
+xcore() { build/apps/pollfab-bench-xcore --cpus 0,1 --ms 100 | sed -n 's/^xcore_rtt_ns=//p'; }

@@ -114,6 +114,43 @@ TEST(OfiAv, AnUnknownSenderIsASourceErrorWithItsName) {
   EXPECT_EQ(src, back);
 }
 
+// An info written by hand with FI_SOURCE_ERR but not FI_SOURCE (fi_getinfo never gives one):
+// FI_SOURCE_ERR acts only with FI_SOURCE, so an unknown sender's messages complete as usual,
+// without their source, not as error entries: into a plain receive (a packet's burst of
+// completions) and into a multi-recv buffer (a slice's completion, one at a time).
+TEST(OfiAv, SourceErrWithoutSourceInAHandWrittenInfoReportsNoError) {
+  Ofi f(kCaps | FI_MULTI_RECV);
+  ASSERT_TRUE(f.ok());
+  f.info()->caps &= ~FI_SOURCE;
+  Ep& s = f.add_ep();
+  Ep& r = f.add_ep();
+  fi_addr_t old = s.self;
+  ASSERT_EQ(fi_av_remove(f.av(), &old, 1, 0), 0);  // r no longer knows s
+  char buf[8] = {};
+  char multi[256] = {};
+  fi_context rc, mc, sc[2];
+  ASSERT_EQ(fi_trecv(r.ep, buf, sizeof buf, nullptr, FI_ADDR_UNSPEC, 6, 0, &rc), 0);
+  iovec iov{multi, sizeof multi};
+  fi_msg mm{&iov, nullptr, 1, FI_ADDR_UNSPEC, &mc, 0};
+  ASSERT_EQ(fi_recvmsg(r.ep, &mm, FI_MULTI_RECV), 0);
+  ASSERT_EQ(fi_tsend(s.ep, "anon", 4, nullptr, r.self, 6, &sc[0]), 0);
+  ASSERT_EQ(fi_send(s.ep, "slice", 5, nullptr, r.self, &sc[1]), 0);
+  for (int i = 0; i < 2; ++i) {
+    fi_cq_tagged_entry e;
+    fi_addr_t src = 12345;
+    ASSERT_EQ(Ofi::wait(r.cq, e, nullptr, &src), 1);  // not an error entry
+    EXPECT_EQ(src, FI_ADDR_NOTAVAIL);
+    if (e.op_context == &rc) {
+      EXPECT_EQ(std::string(buf, 4), "anon");
+    } else {
+      EXPECT_EQ(e.op_context, &mc);
+      EXPECT_EQ(std::string(static_cast<char*>(e.buf), e.len), "slice");
+    }
+  }
+  fi_cq_tagged_entry e;
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(Ofi::wait(s.cq, e), 1);
+}
+
 // Small sends posted back to back share a packet (a bundle: the first leaves at once, the five
 // behind it together), and a packet's receive completions reach the CQ as one burst: from a
 // sender the AV does not know, each message of the burst is its own FI_EADDRNOTAVAIL error
