@@ -15,6 +15,7 @@
 
 #include "dpdk_glue/intr_thread.hpp"
 #include "dpdk_glue/memif.hpp"
+#include "dpdk_glue/memif_link_watch.hpp"
 #include "dpdk_glue/netns.hpp"
 #include "dpdk_glue/sigio.hpp"
 #include "lib/util/log.hpp"
@@ -79,6 +80,7 @@ void close_all_at_exit() {
   for (auto& [name, s] : ports()) {
     const uint16_t id = s.id;
     const bool started = s.started, configured = s.configured;
+    if (s.memif) unwatch_memif_link(id);
     run_on_intr_thread([id, started, configured] {
       if (started) rte_eth_dev_stop(id);
       if (configured) rte_eth_dev_close(id);
@@ -197,12 +199,15 @@ std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Conf
     }
     s.started = true;
     // A link already up (a client waits for it) has its regions: mapped in before the
-    // application's first packet (memif.hpp). A server's come with its client, later
-    // (DpdkIo::service()).
+    // application's first packet (memif.hpp). A server's come with its client, later: the
+    // link watch maps them in on the interrupt thread when the link comes up
+    // (memif_link_watch.hpp).
     s.mapped_at_start = s.memif && dpdk_glue::link_up(s.id);
     if (s.mapped_at_start)
       PF_LOG("dpdk", Info, Domain, "{}: {} KiB of memif regions mapped in at port start", dev_name,
              prefault_memif_regions() / 1024);
+    else if (s.memif)
+      watch_memif_link(s.id);
     if (r == 1)
       PF_LOG("dpdk", Warn, Domain,
              "{}: memif link still down after {} ms (dpdk.link_wait_ms); packets are dropped "
@@ -240,11 +245,16 @@ std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Conf
   return p;
 }
 
+void Port::watch_link() noexcept {
+  if (memif_) watch_memif_link(id_);
+}
+
 Port::~Port() {
   std::lock_guard<std::mutex> g(g_mu);
   PortState& s = ports()[name_];
   if (--s.refs == 0 && s.started) {
     const uint16_t id = s.id;
+    if (s.memif) unwatch_memif_link(id);
     run_on_intr_thread([id] { rte_eth_dev_stop(id); });
     s.started = false;
   }

@@ -51,8 +51,11 @@ class Port {
   bool shared_memory() const noexcept { return memif_; }
   bool link_up() const noexcept { return dpdk_glue::link_up(id_); }
   // memif: the link was up when the port started and its regions were mapped in then (a
-  // server's link comes up later, with its client: its I/O maps them in when it sees that).
+  // server's link comes up later, with its client: the link watch maps them in then).
   bool mapped_at_start() const noexcept { return mapped_at_start_; }
+  // memif: watches the link until it comes up and maps that connection's regions in on the
+  // interrupt thread (memif_link_watch.hpp); for a link seen going down. MT-safe, no wait.
+  void watch_link() noexcept;
 
   uint16_t rx_burst(rte_mbuf** m, uint16_t n) noexcept { return rte_eth_rx_burst(id_, 0, m, n); }
   uint16_t tx_burst(rte_mbuf** m, uint16_t n) noexcept { return rte_eth_tx_burst(id_, 0, m, n); }

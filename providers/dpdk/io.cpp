@@ -9,7 +9,6 @@
 #include <iterator>
 
 #include "dpdk_glue/eal.hpp"
-#include "dpdk_glue/memif.hpp"
 #include "lib/util/bits.hpp"
 #include "lib/util/log.hpp"
 #include "providers/dpdk/ipv4_len.hpp"
@@ -57,8 +56,8 @@ DpdkIo::DpdkIo(std::shared_ptr<dpdk_glue::Port> port, uint32_t ipv4, uint16_t ud
     : port_(std::move(port)), mtu_(port_->mtu()), ipv4_(ipv4), udp_port_(udp_port),
       mac_(port_->mac()), pin_cpus_(std::move(pin_cpus)), arp_(mac_, ipv4, arp_answer),
       memif_(port_->shared_memory()),
-      // Mapped in by Port::open if its link was up then; a link that came up after (a server
-      // whose client connected meanwhile) is mapped in at the first link check.
+      // Mapped in by Port::open if its link was up then; one that comes up after (a server's,
+      // when its client connects) is mapped in by the port's link watch.
       link_was_up_(memif_ && port_->mapped_at_start()) {
   if (zero_copy_min && port_->ext_pool()) {
     zc_ = new ZeroCopy(port_->ext_pool()->size);
@@ -199,19 +198,17 @@ void DpdkIo::service() noexcept {
   if (memif_ && --link_check_ == 0) [[unlikely]] check_memif_link();
 }
 
-// memif creates its regions (rings and packet buffers) unpopulated: without this, each
-// buffer's first use takes a page fault, ~700 in the first milliseconds of traffic, when a
-// 64-byte ping-pong ran at 3-5 us a half round trip instead of 1. A link up at port start (a
-// client's) is mapped in by Port::open; a server's regions arrive with the client's
-// connection, seen here within kLinkCheckRounds progress rounds of the link coming up (a link
-// that drops and comes back up between two checks is missed: its pages fault in on use).
+// memif maps each connection's regions in off the data path, on the interrupt thread, when
+// the port's link watch sees the link come up (dpdk_glue/memif_link_watch.hpp): a server's
+// first connection is watched from its port's start, and a link this check sees go down is
+// watched again for its next connection (one that drops and comes back between two checks,
+// kLinkCheckRounds progress rounds apart, is missed: its pages fault in on use).
 void DpdkIo::check_memif_link() noexcept {
   link_check_ = kLinkCheckRounds;
   const bool up = port_->link_up();
-  if (up && !link_was_up_) {
-    const size_t bytes = dpdk_glue::prefault_memif_regions();
-    PF_LOG("dpdk", Info, Domain, "{}: link up, {} KiB of memif regions mapped in", port_->name(),
-           bytes / 1024);
+  if (!up && link_was_up_) {
+    PF_LOG("dpdk", Info, Domain, "{}: link down; watching for its next connection", port_->name());
+    port_->watch_link();
   }
   link_was_up_ = up;
 }

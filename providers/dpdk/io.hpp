@@ -65,8 +65,9 @@ class DpdkIo final : public transport::PacketIo {
   int wait_fd() const noexcept override { return port_->rx_intr_fd(); }
   bool prepare_wait() noexcept override { return port_->rx_intr_fd() >= 0; }
   // Asks the device for sent mbufs still holding zero-copy memory. memif: every
-  // kLinkCheckRounds calls, checks the link, and maps in its shared regions when it has come
-  // up (dpdk_glue::prefault_memif_regions: each connection makes new ones).
+  // kLinkCheckRounds calls, checks the link, and when it has gone down has the port's link
+  // watch map the next connection's regions in (dpdk_glue/memif_link_watch.hpp: each
+  // connection makes new ones).
   void service() noexcept override;
   static constexpr uint32_t kLinkCheckRounds = 1024;
   size_t counters(util::Counter* out, size_t max) const noexcept override;
@@ -95,7 +96,7 @@ class DpdkIo final : public transport::PacketIo {
   uint32_t zc_min_ = UINT32_MAX;
   const bool memif_;             // port_->shared_memory()
   uint32_t link_check_ = 1;      // service() calls until the next memif link check
-  bool link_was_up_;             // at the last check (at construction: mapped in by Port::open)
+  bool link_was_up_;             // at the last check (at construction: up at Port::open)
   void check_memif_link() noexcept;
   util::CriticalPathMarks marks_;  // bench-instructions' critical path: rx burst to tx burst
 };
