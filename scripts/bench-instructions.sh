@@ -89,8 +89,10 @@ run() {
     echo n/a
     return
   fi
-  # Once per run, not per message: mapping memif's regions in when the link comes up (inside
-  # the server's first rounds) and the endpoint's linger at close (after the last reply).
+  # Once per run, not per message: the endpoint's linger at close (after the last reply), and
+  # mapping memif's regions in if it runs on a counted thread (the raw floor's, before its
+  # rounds; pollfab's server did it inside its first rounds until its link watch moved it to
+  # DPDK's interrupt thread, which callgrind does not count here).
   once=$(callgrind_annotate --inclusive=yes --threshold=100 "$out/$name.cg" 2>/dev/null |
     awk '/(prefault_memif_regions|TransportEndpoint::linger)\(\) \[/ && $1 ~ /^[0-9,]+$/ {
            gsub(",", "", $1); s += $1 } END { print s + 0 }')
