@@ -175,6 +175,43 @@ TEST_F(Batching, FiMoreQueuesEvenTheFirstPost) {
   EXPECT_EQ(in[0], 'm');
 }
 
+// A message of several segments posted to an idle peer: its first segment leaves in a burst of
+// its own, before the others are built (the receiver works on it meanwhile), and the rest in
+// the post's own burst. Behind sends in flight, or under FI_MORE, nothing leaves early.
+TEST_F(Batching, AFirstSegmentToAnIdlePeerLeavesAloneAndTheRestAtThePost) {
+  const size_t len = 2 * a.segment_bytes() + 100;  // three segments
+  std::vector<char> out(len), in1(len), in2(len), in3(len);
+  for (size_t i = 0; i < len; ++i) out[i] = char('a' + i % 23);
+  for (auto* r : {&in1, &in2, &in3}) ASSERT_EQ(b.recv(make_recv(r->data(), len, r->data())), Status::Ok);
+  ASSERT_EQ(a.send(make_send(to_b, out.data(), len, &in1)), Status::Ok);
+  ASSERT_EQ(counter.sizes, (std::vector<uint16_t>{1, 2})) << "the first segment alone, then the two after it";
+  ASSERT_EQ(a.send(make_send(to_b, out.data(), len, &in2)), Status::Ok);  // behind the first
+  EXPECT_EQ(counter.bursts, 2u) << "behind a send in flight the post waits for progress()";
+  a.progress();
+  ASSERT_EQ(counter.bursts, 3u);
+  EXPECT_EQ(counter.sizes.back(), 3u);
+  ASSERT_TRUE(run_until([&] { return sink_a.comps.size() == 2 && sink_b.comps.size() == 2; }));
+  a.progress();
+  const uint32_t before = counter.bursts;
+  ASSERT_EQ(a.send(make_send(to_b, out.data(), len, &in3, kOpCompletion | kOpMore)), Status::Ok);
+  EXPECT_EQ(counter.bursts, before) << "FI_MORE: not even the first segment leaves early";
+  ASSERT_TRUE(run_until([&] { return sink_a.comps.size() == 3 && sink_b.comps.size() == 3; }));
+  for (auto* r : {&in1, &in2, &in3}) EXPECT_EQ(*r, out);
+  // Longer than a burst (Engine::kTxBurst segments): built and sent as before, the first
+  // segment with the others (its probe timer would otherwise run while the rest are built).
+  const size_t long_len = (Engine::kTxBurst + 8) * size_t(a.segment_bytes());
+  std::vector<char> long_out(long_len, 'L'), long_in(long_len);
+  ASSERT_EQ(b.recv(make_recv(long_in.data(), long_len, long_in.data())), Status::Ok);
+  a.progress();
+  const size_t first = counter.sizes.size();
+  ASSERT_EQ(a.send(make_send(to_b, long_out.data(), long_len, &long_in)), Status::Ok);
+  ASSERT_GT(counter.sizes.size(), first);
+  EXPECT_GT(counter.sizes[first], 1u) << "no burst of one for a message longer than a burst";
+  ASSERT_TRUE(run_until([&] { return sink_a.comps.size() == 4 && sink_b.comps.size() == 4; }));
+  EXPECT_EQ(long_in, long_out);
+  EXPECT_EQ(a.stats().retx_pkts, 0u);
+}
+
 // A packet that waits in the queue (FI_MORE, then no progress for five RTOs) is timed from
 // when it leaves, not from its post: the round that sends it does not also resend it.
 TEST_F(Batching, AQueuedPacketIsTimedFromWhenItLeaves) {
