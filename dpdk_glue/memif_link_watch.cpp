@@ -4,6 +4,7 @@
 #include <rte_ethdev.h>
 
 #include <atomic>
+#include <cstdio>
 
 #include "dpdk_glue/memif.hpp"
 #include "dpdk_glue/port.hpp"
@@ -13,67 +14,97 @@
 namespace pollfab::dpdk_glue {
 namespace {
 
+// One a port id; the port is its index in g_watch (never written: no race with a tick).
 struct Watch {
-  uint16_t port = 0;
-  std::atomic<bool> armed{false};      // an alarm is set, or its callback is running
-  std::atomic<uint32_t> mapped{0};     // links seen up and mapped in
+  std::atomic<bool> enabled{false};  // between watch_memif_link and unwatch_memif_link
+  std::atomic<bool> armed{false};    // an alarm is set, or its callback is reading the link
+  uint32_t ticks = 0;                // ticks since armed (interrupt thread only): the back-off
 };
 
 Watch g_watch[RTE_MAX_ETHPORTS];
 
-std::string port_name(uint16_t port) {
-  char name[RTE_ETH_NAME_MAX_LEN] = {};
-  if (rte_eth_dev_get_name_by_port(port, name) != 0) return "port " + std::to_string(port);
-  return name;
+uint16_t port_of(const Watch* w) noexcept { return static_cast<uint16_t>(w - g_watch); }
+
+// The port's name for a log line, into buf; no allocation (callers are noexcept).
+const char* port_name(uint16_t port, char (&buf)[RTE_ETH_NAME_MAX_LEN]) noexcept {
+  if (rte_eth_dev_get_name_by_port(port, buf) != 0) std::snprintf(buf, sizeof buf, "port %u", port);
+  return buf;
 }
 
-// On the interrupt thread: a down link is read again after the period; an up one is mapped in.
-void on_tick(void* arg) {
+void on_tick(void* arg) noexcept;
+
+// Sets the next tick (the first kMemifLinkWatchFastTicks at the period, then every
+// kMemifLinkWatchSlowUs). False if the alarm cannot be set.
+bool arm(Watch& w) noexcept {
+  const uint32_t us =
+      w.ticks < kMemifLinkWatchFastTicks ? kMemifLinkWatchPeriodUs : kMemifLinkWatchSlowUs;
+  return rte_eal_alarm_set(us, &on_tick, &w) == 0;
+}
+
+// On the interrupt thread: a down link is read again later; an up one is mapped in.
+void on_tick(void* arg) noexcept {
   auto* w = static_cast<Watch*>(arg);
-  if (!link_up(w->port)) {
-    if (rte_eal_alarm_set(kMemifLinkWatchPeriodUs, &on_tick, w) != 0) {
+  const uint16_t port = port_of(w);
+  char name[RTE_ETH_NAME_MAX_LEN];
+  if (!w->enabled.load(std::memory_order_acquire)) {
+    w->armed.store(false, std::memory_order_release);
+    return;
+  }
+  if (!link_up(port)) {
+    ++w->ticks;
+    if (!arm(*w)) {
       w->armed.store(false, std::memory_order_release);
       PF_LOG("dpdk", Warn, Domain,
              "{}: cannot keep watching the memif link (rte_eal_alarm_set); its regions will "
-             "fault in on use", port_name(w->port));
+             "fault in on use", port_name(port, name));
     }
     return;
   }
+  // Disarmed before the mapping (3-4 ms): a link that goes down meanwhile is watched again at
+  // once (rewatch_memif_link), by an alarm that runs after this one.
+  w->armed.store(false, std::memory_order_release);
   const uint64_t t0 = util::monotonic_ns();
   const size_t bytes = prefault_memif_regions();
-  w->mapped.fetch_add(1, std::memory_order_relaxed);
-  w->armed.store(false, std::memory_order_release);
   PF_LOG("dpdk", Info, Domain,
          "{}: link up, {} KiB of memif regions mapped in on the interrupt thread in {} us",
-         port_name(w->port), bytes / 1024, (util::monotonic_ns() - t0) / 1000);
+         port_name(port, name), bytes / 1024, (util::monotonic_ns() - t0) / 1000);
+}
+
+// Arms w if it is enabled and not armed already. False if the alarm could not be set.
+bool arm_if_idle(Watch& w, uint16_t port) noexcept {
+  if (!w.enabled.load(std::memory_order_acquire)) return true;
+  if (w.armed.exchange(true, std::memory_order_acq_rel)) return true;  // already watched
+  w.ticks = 0;  // (no tick runs: it is not armed)
+  if (arm(w)) return true;
+  w.armed.store(false, std::memory_order_release);
+  char name[RTE_ETH_NAME_MAX_LEN];
+  PF_LOG("dpdk", Warn, Domain,
+         "{}: cannot watch the memif link (rte_eal_alarm_set); its regions will fault in on use",
+         port_name(port, name));
+  return false;
 }
 
 }  // namespace
 
-bool watch_memif_link(uint16_t port) noexcept {
+bool watch_memif_link(uint16_t port, bool arm_now) noexcept {
   if (port >= RTE_MAX_ETHPORTS) return false;
   Watch& w = g_watch[port];
-  w.port = port;
-  if (w.armed.exchange(true, std::memory_order_acq_rel)) return true;  // already watched
-  if (rte_eal_alarm_set(kMemifLinkWatchPeriodUs, &on_tick, &w) == 0) return true;
-  w.armed.store(false, std::memory_order_release);
-  PF_LOG("dpdk", Warn, Domain,
-         "{}: cannot watch the memif link (rte_eal_alarm_set); its regions will fault in on use",
-         port_name(port));
-  return false;
+  w.enabled.store(true, std::memory_order_release);
+  return !arm_now || arm_if_idle(w, port);
+}
+
+bool rewatch_memif_link(uint16_t port) noexcept {
+  return port < RTE_MAX_ETHPORTS && arm_if_idle(g_watch[port], port);
 }
 
 void unwatch_memif_link(uint16_t port) noexcept {
   if (port >= RTE_MAX_ETHPORTS) return;
   Watch& w = g_watch[port];
+  w.enabled.store(false, std::memory_order_release);  // a rewatch from now on arms nothing
   // Removes the pending alarm; one whose callback runs now is waited for, and an alarm that
   // callback set meanwhile is removed on the cancel's next pass (rte_alarm.h).
   rte_eal_alarm_cancel(&on_tick, &w);
   w.armed.store(false, std::memory_order_release);
-}
-
-uint32_t memif_links_mapped(uint16_t port) noexcept {
-  return port < RTE_MAX_ETHPORTS ? g_watch[port].mapped.load(std::memory_order_relaxed) : 0;
 }
 
 }  // namespace pollfab::dpdk_glue

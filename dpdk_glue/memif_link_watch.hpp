@@ -12,37 +12,46 @@
 // warmed up). The client connects when its domain opens, milliseconds before the application
 // can send, so the mapping now happens during that time.
 //
-// How: while a watched port's link is down, an EAL alarm reads it every kPeriodUs on the
-// interrupt thread (rte_eal_alarm_set: alarm callbacks run there); at link up the alarm calls
+// How: while a watched port's link is down, an EAL alarm reads it on the interrupt thread
+// (rte_eal_alarm_set: alarm callbacks run there), every kMemifLinkWatchPeriodUs for the first
+// kMemifLinkWatchFastTicks readings and every kMemifLinkWatchSlowUs after; at link up it calls
 // prefault_memif_regions() once and stops. That thread is also where net_memif maps and unmaps
 // its regions (its control channel's handler), so a mapping can never meet a region being
-// unmapped. A link that goes down needs watching again for its next connection: DpdkIo's link
-// check (every DpdkIo::kLinkCheckRounds progress rounds) calls watch_memif_link when it sees
-// the link down (a link that drops and comes back between two checks is missed: its pages fault
-// in on use, as every page did before the prefault existed).
+// unmapped. A server's link that goes down needs watching again for its next connection:
+// DpdkIo's link check (every DpdkIo::kLinkCheckRounds progress rounds) calls
+// rewatch_memif_link when it sees the link down (a link that drops and comes back between two
+// checks is missed: its pages fault in on use, as every page did before the prefault existed).
+// A client is not watched again: DPDK's memif client does not reconnect.
 //
-// Thread-safety: both functions are MT-safe and never block on the data path's locks;
-// unwatch_memif_link waits for an alarm running now (up to one prefault, ~3.4 ms). Never throws.
+// Thread-safety: every function is MT-safe and takes no lock of pollfab's; unwatch_memif_link
+// waits for an alarm running now (up to one prefault, ~3.4 ms). Never throws.
 #pragma once
 #include <cstdint>
 
 namespace pollfab::dpdk_glue {
 
-// How often a down link is read while watched (us). The interrupt thread wakes this often only
-// while a watched link is down (a server waiting for its client).
+// How often a down link is read while watched (us), for the first kMemifLinkWatchFastTicks
+// readings (one second); then every kMemifLinkWatchSlowUs (a client that never comes, or a
+// peer gone for good, costs the interrupt thread 100 wake-ups a second, not 1,000).
 inline constexpr uint32_t kMemifLinkWatchPeriodUs = 1000;
+inline constexpr uint32_t kMemifLinkWatchFastTicks = 1000;
+inline constexpr uint32_t kMemifLinkWatchSlowUs = 10000;
 
-// Starts watching memif port `port` (an ethdev port id) until its link is up, then maps its
-// regions in (prefault_memif_regions) and stops. Already watched: nothing. If the alarm cannot
-// be set (rte_eal_alarm_set fails: EAL not initialized, no memory), logs a warning and returns
-// false: the regions then fault in page by page on use. Returns true when watched.
-bool watch_memif_link(uint16_t port) noexcept;
+// Enables the watch of memif port `port` (an ethdev port id) and, with arm_now, starts
+// watching its link now (a server whose client has not connected yet). Watched: until its link
+// is up, then its regions are mapped in (prefault_memif_regions) and the watch stops. Already
+// watched: nothing more. If the alarm cannot be set (rte_eal_alarm_set fails: EAL not
+// initialized, no memory), logs a warning and returns false: the regions then fault in page
+// by page on use. Returns true otherwise.
+bool watch_memif_link(uint16_t port, bool arm_now) noexcept;
 
-// Stops watching `port` (nothing if not watched); after it returns no watch alarm of the port
-// runs. Call before the port stops.
+// Watches `port`'s link again (it was seen down: its next connection brings new regions),
+// unless the watch is not enabled (never watched, or unwatched: a port stopped or closed) or
+// is watching already. False only if the alarm could not be set (as watch_memif_link).
+bool rewatch_memif_link(uint16_t port) noexcept;
+
+// Disables the watch of `port` (nothing if not watched); after it returns no watch alarm of the
+// port runs and rewatch_memif_link arms none. Call before the port stops.
 void unwatch_memif_link(uint16_t port) noexcept;
-
-// The links of `port` the watch has seen come up and mapped in (tests and logs).
-uint32_t memif_links_mapped(uint16_t port) noexcept;
 
 }  // namespace pollfab::dpdk_glue

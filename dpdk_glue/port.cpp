@@ -35,6 +35,7 @@ struct PortState {
   bool zc_wanted = false;  // dpdk.zero_copy: "on", or "auto" on a device other than net_memif
   bool memif = false;      // the driver is net_memif
   bool mapped_at_start = false;  // memif: its link was up at start, its regions mapped in then
+  bool memif_server = false;     // memif with role=server (its client may come again)
   rte_ether_addr mac{};
   uint32_t mtu = 1500;
   Placement placement;
@@ -183,10 +184,10 @@ std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Conf
   if (!s.started) {
     std::string name, role, sock;
     bool abstract = true;
-    const bool memif_client =
-        cfg.dpdk.link_wait_ms &&
-        parse_memif_vdev(vdev_for(cfg.dpdk.vdevs, dev_name), name, role, sock, abstract) &&
-        role == "client";
+    const bool memif_vdev =
+        parse_memif_vdev(vdev_for(cfg.dpdk.vdevs, dev_name), name, role, sock, abstract);
+    s.memif_server = memif_vdev && role == "server";
+    const bool memif_client = cfg.dpdk.link_wait_ms && memif_vdev && role == "client";
     int r = memif_client ? start_memif_client(s.id, cfg.dpdk.link_wait_ms, 500)
                          : rte_eth_dev_start(s.id);
     if (r < 0) {
@@ -201,13 +202,12 @@ std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Conf
     // A link already up (a client waits for it) has its regions: mapped in before the
     // application's first packet (memif.hpp). A server's come with its client, later: the
     // link watch maps them in on the interrupt thread when the link comes up
-    // (memif_link_watch.hpp).
+    // (memif_link_watch.hpp). If the watch cannot start (it logs why), they fault in on use.
     s.mapped_at_start = s.memif && dpdk_glue::link_up(s.id);
     if (s.mapped_at_start)
       PF_LOG("dpdk", Info, Domain, "{}: {} KiB of memif regions mapped in at port start", dev_name,
              prefault_memif_regions() / 1024);
-    else if (s.memif)
-      watch_memif_link(s.id);
+    if (s.memif) watch_memif_link(s.id, !s.mapped_at_start);
     if (r == 1)
       PF_LOG("dpdk", Warn, Domain,
              "{}: memif link still down after {} ms (dpdk.link_wait_ms); packets are dropped "
@@ -229,6 +229,7 @@ std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Conf
   p->ext_pool_ = s.ext_pool;
   p->memif_ = s.memif;
   p->mapped_at_start_ = s.mapped_at_start;
+  p->memif_server_ = s.memif_server;
   p->mac_ = s.mac;
   p->mtu_ = s.mtu;
   p->placement_ = s.placement;
@@ -245,9 +246,7 @@ std::shared_ptr<Port> Port::open(const std::string& dev_name, const config::Conf
   return p;
 }
 
-void Port::watch_link() noexcept {
-  if (memif_) watch_memif_link(id_);
-}
+bool Port::watch_link() noexcept { return memif_server_ && rewatch_memif_link(id_); }
 
 Port::~Port() {
   std::lock_guard<std::mutex> g(g_mu);

@@ -53,9 +53,11 @@ class Port {
   // memif: the link was up when the port started and its regions were mapped in then (a
   // server's link comes up later, with its client: the link watch maps them in then).
   bool mapped_at_start() const noexcept { return mapped_at_start_; }
-  // memif: watches the link until it comes up and maps that connection's regions in on the
-  // interrupt thread (memif_link_watch.hpp); for a link seen going down. MT-safe, no wait.
-  void watch_link() noexcept;
+  // A memif server's link was seen down: watches it until its next client connects, and maps
+  // that connection's regions in on the interrupt thread (memif_link_watch.hpp). Nothing for
+  // other ports (a memif client does not reconnect) or once the port stopped. True if it
+  // watches (or did already). MT-safe, no wait.
+  bool watch_link() noexcept;
 
   uint16_t rx_burst(rte_mbuf** m, uint16_t n) noexcept { return rte_eth_rx_burst(id_, 0, m, n); }
   uint16_t tx_burst(rte_mbuf** m, uint16_t n) noexcept { return rte_eth_tx_burst(id_, 0, m, n); }
@@ -72,6 +74,7 @@ class Port {
   int rx_intr_fd_ = -1;
   bool memif_ = false;
   bool mapped_at_start_ = false;
+  bool memif_server_ = false;
 };
 
 }  // namespace pollfab::dpdk_glue

@@ -123,11 +123,11 @@ bool Engine::queue_msg(Peer& p, SendMsg* m) noexcept { return enqueue(p, m); }
     if (!p.loss_deadline_ns) arm_probe(p);
     return idle;
   }
-  // A message of several segments (up to a burst's, Engine::kTxBurst) posted to an idle peer:
-  // its first segment leaves in a burst of its own, so the receiver works on it while the rest
-  // are built (flush_after_post sends them). A 4 KiB ping-pong over memif (3 segments each way): median half round trip 0.735
-  // -> 0.665 us (docs/performance.md item 66).
-  const bool lead = idle && tx_eager_ && !more_batch_ && !(m->op.flags & kOpMore);
+  // A post of 2..kTxBurst segments to an idle peer sends its first one alone, so the receiver
+  // works on it while the rest are built (4 KiB: -10%, docs/performance.md item 66). Not an
+  // answer: those are queued inside progress(), whose one flush at the end sends them.
+  const bool lead = idle && tx_eager_ && !more_batch_ && !(m->op.flags & kOpMore) &&
+                    m->origin != SendMsg::Origin::Answer;
   pump(p, now, alone ? m : nullptr, lead);
   return idle;
 }
@@ -220,10 +220,7 @@ void Engine::pump(Peer& p, uint64_t now, const SendMsg* bundle_tried, bool lead)
       p.sq_next = m.next;
     }
     if (!p.rto_deadline_ns) p.rto_deadline_ns = now + p.rtt.rto_ns;
-    if (lead) [[unlikely]] {
-      // Only a message of one burst: a longer post builds its segments for longer than the
-      // early one's probe timer may wait for an ACK the receiver cannot send meanwhile (the
-      // receiver's answer to it comes once the post is back in progress).
+    if (lead) [[unlikely]] {  // (not past a burst: the post would outlast the first's probe)
       lead = false;
       if (off == 0 && !m.segmented && m.len <= uint64_t(kTxBurst) * seg_cap(m)) flush();
     }

@@ -200,15 +200,16 @@ void DpdkIo::service() noexcept {
 
 // memif maps each connection's regions in off the data path, on the interrupt thread, when
 // the port's link watch sees the link come up (dpdk_glue/memif_link_watch.hpp): a server's
-// first connection is watched from its port's start, and a link this check sees go down is
-// watched again for its next connection (one that drops and comes back between two checks,
-// kLinkCheckRounds progress rounds apart, is missed: its pages fault in on use).
+// first connection is watched from its port's start, and a server's link this check sees go
+// down is watched again for its next connection (one that drops and comes back between two
+// checks, kLinkCheckRounds progress rounds apart, is missed: its pages fault in on use).
 void DpdkIo::check_memif_link() noexcept {
   link_check_ = kLinkCheckRounds;
   const bool up = port_->link_up();
   if (!up && link_was_up_) {
-    PF_LOG("dpdk", Info, Domain, "{}: link down; watching for its next connection", port_->name());
-    port_->watch_link();
+    const bool watched = port_->watch_link();
+    PF_LOG("dpdk", Info, Domain, "{}: link down{}", port_->name(),
+           watched ? "; watching for its next connection" : "");
   }
   link_was_up_ = up;
 }

@@ -65,8 +65,8 @@ class DpdkIo final : public transport::PacketIo {
   int wait_fd() const noexcept override { return port_->rx_intr_fd(); }
   bool prepare_wait() noexcept override { return port_->rx_intr_fd() >= 0; }
   // Asks the device for sent mbufs still holding zero-copy memory. memif: every
-  // kLinkCheckRounds calls, checks the link, and when it has gone down has the port's link
-  // watch map the next connection's regions in (dpdk_glue/memif_link_watch.hpp: each
+  // kLinkCheckRounds calls, checks the link, and when a server's has gone down has the port's
+  // link watch map the next connection's regions in (dpdk_glue/memif_link_watch.hpp: each
   // connection makes new ones).
   void service() noexcept override;
   static constexpr uint32_t kLinkCheckRounds = 1024;

@@ -84,9 +84,12 @@ if [ "$link" = memif ]; then
   }
   ckib=$(kib "$logs/client"); skib=$(kib "$logs/server")
   grep -q "KiB of memif regions mapped in at port start" "$logs/client" || ckib=0
-  grep -qE "KiB of memif regions mapped in (at port start|on the interrupt thread)" "$logs/server" || skib=0
-  echo "memif regions mapped in: client $ckib KiB (port start), server $skib KiB (port start or, at link up, the interrupt thread)"
+  grep -qE "KiB of memif regions mapped in (at port start|on the interrupt thread)" \
+    "$logs/server" || skib=0
+  echo "memif regions mapped in: client $ckib KiB (port start)," \
+    "server $skib KiB (port start or, at link up, the interrupt thread)"
   [ "$ckib" -gt 0 ] || { echo "FAIL: the client did not map its memif regions in at port start"; exit 1; }
-  [ "$skib" -gt 0 ] || { echo "FAIL: the server did not map its memif regions in off its data path"; exit 1; }
+  [ "$skib" -gt 0 ] ||
+    { echo "FAIL: the server did not map its memif regions in off its data path"; exit 1; }
 fi
 echo "PASS: $n sizes"

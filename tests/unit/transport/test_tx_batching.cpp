@@ -175,16 +175,18 @@ TEST_F(Batching, FiMoreQueuesEvenTheFirstPost) {
   EXPECT_EQ(in[0], 'm');
 }
 
-// A message of several segments posted to an idle peer: its first segment leaves in a burst of
-// its own, before the others are built (the receiver works on it meanwhile), and the rest in
-// the post's own burst. Behind sends in flight, or under FI_MORE, nothing leaves early.
+// A message of several segments (up to Engine::kTxBurst) posted to an idle peer: its first
+// segment leaves in a burst of its own, before the others are built (the receiver works on it
+// meanwhile), and the rest in the post's own burst. Behind sends in flight, under FI_MORE, or
+// longer than a burst, nothing leaves early.
 TEST_F(Batching, AFirstSegmentToAnIdlePeerLeavesAloneAndTheRestAtThePost) {
   const size_t len = 2 * a.segment_bytes() + 100;  // three segments
   std::vector<char> out(len), in1(len), in2(len), in3(len);
   for (size_t i = 0; i < len; ++i) out[i] = char('a' + i % 23);
-  for (auto* r : {&in1, &in2, &in3}) ASSERT_EQ(b.recv(make_recv(r->data(), len, r->data())), Status::Ok);
+  for (auto* r : {&in1, &in2, &in3})
+    ASSERT_EQ(b.recv(make_recv(r->data(), len, r->data())), Status::Ok);
   ASSERT_EQ(a.send(make_send(to_b, out.data(), len, &in1)), Status::Ok);
-  ASSERT_EQ(counter.sizes, (std::vector<uint16_t>{1, 2})) << "the first segment alone, then the two after it";
+  ASSERT_EQ(counter.sizes, (std::vector<uint16_t>{1, 2})) << "the first segment, then the rest";
   ASSERT_EQ(a.send(make_send(to_b, out.data(), len, &in2)), Status::Ok);  // behind the first
   EXPECT_EQ(counter.bursts, 2u) << "behind a send in flight the post waits for progress()";
   a.progress();
@@ -197,19 +199,96 @@ TEST_F(Batching, AFirstSegmentToAnIdlePeerLeavesAloneAndTheRestAtThePost) {
   EXPECT_EQ(counter.bursts, before) << "FI_MORE: not even the first segment leaves early";
   ASSERT_TRUE(run_until([&] { return sink_a.comps.size() == 3 && sink_b.comps.size() == 3; }));
   for (auto* r : {&in1, &in2, &in3}) EXPECT_EQ(*r, out);
-  // Longer than a burst (Engine::kTxBurst segments): built and sent as before, the first
-  // segment with the others (its probe timer would otherwise run while the rest are built).
-  const size_t long_len = (Engine::kTxBurst + 8) * size_t(a.segment_bytes());
-  std::vector<char> long_out(long_len, 'L'), long_in(long_len);
-  ASSERT_EQ(b.recv(make_recv(long_in.data(), long_len, long_in.data())), Status::Ok);
+  // Exactly a burst's segments: the first leaves alone; one segment more: it does not (the
+  // post would build for longer than the first one's probe may wait for its ACK).
+  for (const uint32_t segs : {Engine::kTxBurst, Engine::kTxBurst + 1}) {
+    const size_t n = segs * size_t(a.segment_bytes());
+    std::vector<char> big_out(n, char('0' + segs % 10)), big_in(n);
+    ASSERT_EQ(b.recv(make_recv(big_in.data(), n, big_in.data())), Status::Ok);
+    a.progress();
+    const size_t first = counter.sizes.size();
+    const size_t done = sink_b.comps.size();
+    ASSERT_EQ(a.send(make_send(to_b, big_out.data(), n, &big_in)), Status::Ok);
+    ASSERT_GT(counter.sizes.size(), first);
+    if (segs == Engine::kTxBurst) EXPECT_EQ(counter.sizes[first], 1u) << segs << " segments";
+    else EXPECT_GT(counter.sizes[first], 1u) << segs << " segments: no burst of one";
+    ASSERT_TRUE(run_until(
+        [&] { return sink_a.comps.size() == done + 1 && sink_b.comps.size() == done + 1; }));
+    EXPECT_EQ(big_in, big_out);
+  }
+  EXPECT_EQ(a.stats().retx_pkts, 0u);
+}
+
+// Only the round's first post goes early (tx_eager_), and not the one that ends an FI_MORE
+// batch: a second idle peer's message, or a message after an FI_MORE post, leaves whole in one
+// burst (with the batch), never as a first segment alone with the rest waiting. (The other
+// peers have no engine behind them: what a sends them is counted, never answered.)
+TEST_F(Batching, OnlyTheRoundsFirstPostSendsAFirstSegmentAlone) {
+  const size_t len = 2 * a.segment_bytes() + 100;
+  std::vector<char> out(len, 'm'), in(len);
+  const PeerId other = a.peer(PeerAddr{link.host(1), 3});
+  const PeerId third = a.peer(PeerAddr{link.host(1), 4});
+  ASSERT_EQ(b.recv(make_recv(in.data(), len, in.data())), Status::Ok);
+  ASSERT_EQ(a.send(make_send(to_b, out.data(), len, &in)), Status::Ok);
+  ASSERT_EQ(counter.sizes, (std::vector<uint16_t>{1, 2}));
+  ASSERT_EQ(a.send(make_send(other, out.data(), len, nullptr)), Status::Ok);
+  EXPECT_EQ(counter.bursts, 2u) << "the round's second post queues, first segment included";
+  a.progress();
+  ASSERT_EQ(counter.bursts, 3u);
+  EXPECT_EQ(counter.sizes.back(), 3u);
+  ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == 1 && sink_a.comps.size() == 1; }));
+  EXPECT_EQ(in, out);
+  // An FI_MORE post to b, then a plain one to an idle peer: the batch leaves whole at its end.
+  char small[8] = "s", small_in[8] = {};
+  ASSERT_EQ(b.recv(make_recv(small_in, sizeof small_in, small_in)), Status::Ok);
   a.progress();
   const size_t first = counter.sizes.size();
-  ASSERT_EQ(a.send(make_send(to_b, long_out.data(), long_len, &long_in)), Status::Ok);
-  ASSERT_GT(counter.sizes.size(), first);
-  EXPECT_GT(counter.sizes[first], 1u) << "no burst of one for a message longer than a burst";
-  ASSERT_TRUE(run_until([&] { return sink_a.comps.size() == 4 && sink_b.comps.size() == 4; }));
-  EXPECT_EQ(long_in, long_out);
-  EXPECT_EQ(a.stats().retx_pkts, 0u);
+  ASSERT_EQ(a.send(make_send(to_b, small, 8, small, kOpCompletion | kOpMore)), Status::Ok);
+  ASSERT_EQ(a.send(make_send(third, out.data(), len, nullptr)), Status::Ok);
+  ASSERT_EQ(counter.sizes.size(), first + 1) << "one burst: the batch's end";
+  EXPECT_EQ(counter.sizes.back(), 4u);
+  ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == 2; }));
+  EXPECT_EQ(small_in[0], 's');
+}
+
+// Regions of one key for RMA reads, addressed by offset.
+struct OneRegion final : MrLookup {
+  std::vector<uint8_t> bytes;
+  util::Status resolve(uint64_t key, uint64_t addr, uint64_t len, uint32_t, uint8_t** out,
+                       void** region) noexcept override {
+    if (key != 9) return util::Status::Invalid;
+    if (addr > bytes.size() || len > bytes.size() - addr) return util::Status::Permission;
+    *out = bytes.data() + addr;
+    *region = this;
+    return util::Status::Ok;
+  }
+  void accessed(void*, uint32_t) noexcept override {}
+};
+
+// A read's answer is queued inside progress() and leaves with the round's one flush: all its
+// segments in one burst, never a first segment alone (the early segment is for posts).
+TEST_F(Batching, AReadAnswerOfSeveralSegmentsLeavesInOneBurst) {
+  OneRegion mr;
+  const size_t len = 2 * a.segment_bytes() + 100;
+  mr.bytes.resize(len);
+  for (size_t i = 0; i < len; ++i) mr.bytes[i] = uint8_t(i * 7);
+  a.set_mr_lookup(&mr);
+  std::vector<uint8_t> back(len);
+  RmaOp op;
+  op.kind = RmaKind::Read;
+  op.peer = b.peer(PeerAddr{link.host(0), 1});
+  op.iov[0] = {back.data(), len};
+  op.iov_count = 1;
+  op.key = 9;
+  op.flags = kOpCompletion;
+  ASSERT_EQ(b.rma(op), Status::Ok);
+  ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == 1; }));
+  EXPECT_EQ(sink_b.comps[0].status, Status::Ok);
+  EXPECT_EQ(back, mr.bytes);
+  EXPECT_NE(std::find_if(counter.sizes.begin(), counter.sizes.end(),
+                         [](uint16_t n) { return n >= 3; }),
+            counter.sizes.end())
+      << "the answer's three segments in one burst";
 }
 
 // A packet that waits in the queue (FI_MORE, then no progress for five RTOs) is timed from
