@@ -126,8 +126,8 @@ bool Engine::queue_msg(Peer& p, SendMsg* m) noexcept { return enqueue(p, m); }
   // A post of 2..kTxBurst segments to an idle peer sends its first one alone, so the receiver
   // works on it while the rest are built (4 KiB: -10%, docs/performance.md item 66). Not an
   // answer: those are queued inside progress(), whose one flush at the end sends them.
-  const bool lead = idle && tx_eager_ && !more_batch_ && !(m->op.flags & kOpMore) &&
-                    m->origin != SendMsg::Origin::Answer;
+  const bool lead = m->len > seg_bytes_ && idle && tx_eager_ && !more_batch_ &&
+                    !(m->op.flags & kOpMore) && m->origin != SendMsg::Origin::Answer;
   pump(p, now, alone ? m : nullptr, lead);
   return idle;
 }
