@@ -14,7 +14,7 @@
 namespace pollfab::dpdk_glue {
 namespace {
 
-// One a port id; the port is its index in g_watch (never written: no race with a tick).
+// One per port id: the port is its index in g_watch (not a field: nothing for a tick to race).
 struct Watch {
   std::atomic<bool> enabled{false};  // between watch_memif_link and unwatch_memif_link
   std::atomic<bool> armed{false};    // an alarm is set, or its callback is reading the link
