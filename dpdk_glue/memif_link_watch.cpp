@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <mutex>
 
 #include "dpdk_glue/memif.hpp"
 #include "dpdk_glue/port.hpp"
@@ -18,14 +19,20 @@ namespace {
 struct Watch {
   std::atomic<bool> enabled{false};  // between watch_memif_link and unwatch_memif_link
   std::atomic<bool> armed{false};    // an alarm is set, or its callback is reading the link
-  uint32_t ticks = 0;                // ticks since armed (interrupt thread only): the back-off
+  // Readings since armed (the back-off): written by the arming caller while nothing is armed,
+  // then by the ticks, which stop touching it once they clear `armed` (the handoff).
+  uint32_t ticks = 0;
 };
 
 Watch g_watch[RTE_MAX_ETHPORTS];
+// Serialises watch, rewatch and unwatch (a rewatch's check of `enabled` and its arming against
+// an unwatch's cancel). Never taken by a tick: unwatch may hold it while its cancel waits for
+// a running tick.
+std::mutex g_mu;
 
 uint16_t port_of(const Watch* w) noexcept { return static_cast<uint16_t>(w - g_watch); }
 
-// The port's name for a log line, into buf; no allocation (callers are noexcept).
+// The port's name for a log line, into buf (callers are noexcept; PF_LOG catches its own).
 const char* port_name(uint16_t port, char (&buf)[RTE_ETH_NAME_MAX_LEN]) noexcept {
   if (rte_eth_dev_get_name_by_port(port, buf) != 0) std::snprintf(buf, sizeof buf, "port %u", port);
   return buf;
@@ -60,8 +67,9 @@ void on_tick(void* arg) noexcept {
     }
     return;
   }
-  // Disarmed before the mapping (3-4 ms): a link that goes down meanwhile is watched again at
-  // once (rewatch_memif_link), by an alarm that runs after this one.
+  // Disarmed before the mapping (3-4 ms): a rewatch meanwhile (DpdkIo saw the link go down)
+  // arms an alarm that runs after this one. A link that drops before any DpdkIo check saw it
+  // up is not watched again: its next connection's pages fault in on use.
   w->armed.store(false, std::memory_order_release);
   const uint64_t t0 = util::monotonic_ns();
   const size_t bytes = prefault_memif_regions();
@@ -70,10 +78,11 @@ void on_tick(void* arg) noexcept {
          port_name(port, name), bytes / 1024, (util::monotonic_ns() - t0) / 1000);
 }
 
-// Arms w if it is enabled and not armed already. False if the alarm could not be set.
+// Arms w if it is enabled and not armed already (under g_mu). False if it is not enabled or
+// the alarm could not be set.
 bool arm_if_idle(Watch& w, uint16_t port) noexcept {
-  if (!w.enabled.load(std::memory_order_acquire)) return true;
-  if (w.armed.exchange(true, std::memory_order_acq_rel)) return true;  // already watched
+  if (!w.enabled.load(std::memory_order_acquire)) return false;
+  if (w.armed.exchange(true, std::memory_order_acq_rel)) return true;  // already watching
   w.ticks = 0;  // (no tick runs: it is not armed)
   if (arm(w)) return true;
   w.armed.store(false, std::memory_order_release);
@@ -89,17 +98,21 @@ bool arm_if_idle(Watch& w, uint16_t port) noexcept {
 bool watch_memif_link(uint16_t port, bool arm_now) noexcept {
   if (port >= RTE_MAX_ETHPORTS) return false;
   Watch& w = g_watch[port];
+  std::lock_guard<std::mutex> g(g_mu);
   w.enabled.store(true, std::memory_order_release);
   return !arm_now || arm_if_idle(w, port);
 }
 
 bool rewatch_memif_link(uint16_t port) noexcept {
-  return port < RTE_MAX_ETHPORTS && arm_if_idle(g_watch[port], port);
+  if (port >= RTE_MAX_ETHPORTS) return false;
+  std::lock_guard<std::mutex> g(g_mu);
+  return arm_if_idle(g_watch[port], port);
 }
 
 void unwatch_memif_link(uint16_t port) noexcept {
   if (port >= RTE_MAX_ETHPORTS) return;
   Watch& w = g_watch[port];
+  std::lock_guard<std::mutex> g(g_mu);
   w.enabled.store(false, std::memory_order_release);  // a rewatch from now on arms nothing
   // Removes the pending alarm; one whose callback runs now is waited for, and an alarm that
   // callback set meanwhile is removed on the cancel's next pass (rte_alarm.h).

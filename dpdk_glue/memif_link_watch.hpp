@@ -23,18 +23,20 @@
 // checks is missed: its pages fault in on use, as every page did before the prefault existed).
 // A client is not watched again: DPDK's memif client does not reconnect.
 //
-// Thread-safety: every function is MT-safe and takes no lock of pollfab's; unwatch_memif_link
-// waits for an alarm running now (up to one prefault, ~3.4 ms). Never throws.
+// Thread-safety: every function is MT-safe; they serialise on one mutex of this file, which no
+// alarm takes. unwatch_memif_link waits for an alarm running now (up to one prefault, ~3.4
+// ms). Never throws.
 #pragma once
 #include <cstdint>
 
 namespace pollfab::dpdk_glue {
 
 // How often a down link is read while watched (us), for the first kMemifLinkWatchFastTicks
-// readings (one second); then every kMemifLinkWatchSlowUs (a client that never comes, or a
-// peer gone for good, costs the interrupt thread 100 wake-ups a second, not 1,000).
+// readings (ten seconds: a server started before its client, whose EAL start can take
+// seconds); then every kMemifLinkWatchSlowUs (a client that never comes, or a peer gone for
+// good, costs the interrupt thread 100 wake-ups a second, not 1,000).
 inline constexpr uint32_t kMemifLinkWatchPeriodUs = 1000;
-inline constexpr uint32_t kMemifLinkWatchFastTicks = 1000;
+inline constexpr uint32_t kMemifLinkWatchFastTicks = 10000;
 inline constexpr uint32_t kMemifLinkWatchSlowUs = 10000;
 
 // Enables the watch of memif port `port` (an ethdev port id) and, with arm_now, starts
@@ -47,7 +49,8 @@ bool watch_memif_link(uint16_t port, bool arm_now) noexcept;
 
 // Watches `port`'s link again (it was seen down: its next connection brings new regions),
 // unless the watch is not enabled (never watched, or unwatched: a port stopped or closed) or
-// is watching already. False only if the alarm could not be set (as watch_memif_link).
+// is watching already. True if it watches (now or already); false if not enabled, or if the
+// alarm could not be set (as watch_memif_link).
 bool rewatch_memif_link(uint16_t port) noexcept;
 
 // Disables the watch of `port` (nothing if not watched); after it returns no watch alarm of the

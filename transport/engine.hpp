@@ -304,8 +304,8 @@ class Engine {
   // segmentation and reassembly (segmentation.cpp)
   // Sends what the windows allow of p's queue; `now` is the clock at the call (one reading per
   // post or progress round, not one per packet). bundle_tried: a message the caller just
-  // failed to bundle (enqueue), not tried again. lead: the caller is a post to an idle peer
-  // that may leave at once (enqueue; not an answer): if the first segment sent is a message's
+  // failed to bundle (enqueue), not tried again. lead: the caller is an application's send to
+  // an idle peer that may leave at once (enqueue): if the first segment sent is a message's
   // first of several (at most kTxBurst), it is flushed alone, before the others are built.
   // Longer messages keep one path: their post builds segments for longer than the first one's
   // probe may wait for an ACK, which the receiver cannot answer until the post is done.

@@ -123,11 +123,12 @@ bool Engine::queue_msg(Peer& p, SendMsg* m) noexcept { return enqueue(p, m); }
     if (!p.loss_deadline_ns) arm_probe(p);
     return idle;
   }
-  // A post of 2..kTxBurst segments to an idle peer sends its first one alone, so the receiver
-  // works on it while the rest are built (4 KiB: -10%, docs/performance.md item 66). Not an
-  // answer: those are queued inside progress(), whose one flush at the end sends them.
+  // An application's send of 2..kTxBurst segments to an idle peer sends its first one alone,
+  // so the receiver works on it while the rest are built (4 KiB: -10%, performance.md item
+  // 66). Not an answer (queued inside progress(), whose one flush sends it) nor an RMA post
+  // (its op.flags no longer hold FI_MORE).
   const bool lead = m->len > seg_bytes_ && idle && tx_eager_ && !more_batch_ &&
-                    !(m->op.flags & kOpMore) && m->origin != SendMsg::Origin::Answer;
+                    !(m->op.flags & kOpMore) && m->origin == SendMsg::Origin::App;
   pump(p, now, alone ? m : nullptr, lead);
   return idle;
 }
