@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "dpdk_glue/intr_thread.hpp"
 #include "dpdk_glue/memif.hpp"
 #include "dpdk_glue/port.hpp"
 #include "lib/util/clock.hpp"
@@ -114,9 +115,11 @@ void unwatch_memif_link(uint16_t port) noexcept {
   Watch& w = g_watch[port];
   std::lock_guard<std::mutex> g(g_mu);
   w.enabled.store(false, std::memory_order_release);  // a rewatch from now on arms nothing
-  // Removes the pending alarm; one whose callback runs now is waited for, and an alarm that
-  // callback set meanwhile is removed on the cancel's next pass (rte_alarm.h).
-  rte_eal_alarm_cancel(&on_tick, &w);
+  // On the interrupt thread, after any tick running now (a prefault's last log included): the
+  // cancel removes the pending one. From another thread rte_eal_alarm_cancel spins while a tick runs, and under
+  // valgrind's scheduler a spinning thread can starve the tick for minutes (a bench-instructions
+  // server spun ~10 minutes at its close); a process on one CPU spins for its time slice.
+  run_on_intr_thread([&w] { rte_eal_alarm_cancel(&on_tick, &w); });
   w.armed.store(false, std::memory_order_release);
 }
 

@@ -24,8 +24,8 @@
 // A client is not watched again: DPDK's memif client does not reconnect.
 //
 // Thread-safety: every function is MT-safe; they serialise on one mutex of this file, which no
-// alarm takes. unwatch_memif_link waits for an alarm running now (up to one prefault, ~3.4
-// ms). Never throws.
+// alarm takes. unwatch_memif_link cancels on the interrupt thread (run_on_intr_thread), so it
+// waits (without spinning) for an alarm running now: up to one prefault, ~3.4 ms. Never throws.
 #pragma once
 #include <cstdint>
 
