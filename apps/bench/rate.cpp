@@ -49,6 +49,7 @@
 
 #include "apps/common/oob.hpp"
 #include "apps/common/sizes.hpp"
+#include "lib/util/tsc.hpp"
 
 using namespace pollfab;
 using Clock = std::chrono::steady_clock;
@@ -165,12 +166,11 @@ struct SideTimes {
   }
 };
 
-// Ticks per ns, measured once over 20 ms of CLOCK_MONOTONIC (for --spin-ns).
+// Ticks per ns (for --spin-ns): the process's TSC calibration (lib/util/tsc.hpp); none (not
+// x86-64, where ticks() reads CLOCK_MONOTONIC): 1 a ns.
 double ticks_per_ns() {
-  const uint64_t t0 = ticks(), ns0 = now_ns();
-  while (now_ns() - ns0 < 20'000'000) {
-  }
-  return double(ticks() - t0) / double(now_ns() - ns0);
+  const util::TscCalibration* c = util::tsc_calibration();
+  return c ? c->ghz : 1.0;
 }
 
 // --spin-ns: n messages' worth of busy work, on the TSC.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -173,5 +174,32 @@ inline void fill_xorshift(uint8_t* p, size_t len, uint64_t x) {
   }
   for (; i < len; ++i) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; p[i] = uint8_t(x); }
 }
+
+// MR lookup for RMA tests: regions by key, addressed by offset (addr = offset into the
+// region), with access bits and counts of the remote reads and writes each saw.
+struct TestMrs final : MrLookup {
+  struct Region {
+    std::vector<uint8_t> bytes;
+    uint32_t access;
+    uint32_t reads = 0, writes = 0;
+  };
+  std::map<uint64_t, Region> regions;
+  util::Status resolve(uint64_t key, uint64_t addr, uint64_t len, uint32_t access, uint8_t** out,
+                 void** region) noexcept override {
+    auto it = regions.find(key);
+    if (it == regions.end()) return util::Status::Invalid;
+    Region& r = it->second;
+    if ((r.access & access) != access) return util::Status::Permission;
+    if (addr > r.bytes.size() || len > r.bytes.size() - addr) return util::Status::Permission;
+    *out = r.bytes.data() + addr;
+    *region = &r;
+    return util::Status::Ok;
+  }
+  void accessed(void* region, uint32_t access) noexcept override {
+    auto* r = static_cast<Region*>(region);
+    if (access & kAccessRemoteRead) ++r->reads;
+    if (access & kAccessRemoteWrite) ++r->writes;
+  }
+};
 
 }  // namespace pollfab::transport::test

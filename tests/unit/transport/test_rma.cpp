@@ -16,32 +16,6 @@ namespace {
 
 using util::Status;
 
-// Regions addressed by offset (addr = offset into the region).
-struct TestMrs final : MrLookup {
-  struct Region {
-    std::vector<uint8_t> bytes;
-    uint32_t access;
-    uint32_t reads = 0, writes = 0;
-  };
-  std::map<uint64_t, Region> regions;
-  Status resolve(uint64_t key, uint64_t addr, uint64_t len, uint32_t access, uint8_t** out,
-                 void** region) noexcept override {
-    auto it = regions.find(key);
-    if (it == regions.end()) return Status::Invalid;
-    Region& r = it->second;
-    if ((r.access & access) != access) return Status::Permission;
-    if (addr > r.bytes.size() || len > r.bytes.size() - addr) return Status::Permission;
-    *out = r.bytes.data() + addr;
-    *region = &r;
-    return Status::Ok;
-  }
-  void accessed(void* region, uint32_t access) noexcept override {
-    auto* r = static_cast<Region*>(region);
-    if (access & kAccessRemoteRead) ++r->reads;
-    if (access & kAccessRemoteWrite) ++r->writes;
-  }
-};
-
 MemLinkConfig faults(uint64_t seed) {
   MemLinkConfig lc;
   lc.fault_ab = {0.05, 0.02, 0.05, 0.0, seed};

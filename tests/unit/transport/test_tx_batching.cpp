@@ -253,28 +253,16 @@ TEST_F(Batching, OnlyTheRoundsFirstPostSendsAFirstSegmentAlone) {
   EXPECT_EQ(small_in[0], 's');
 }
 
-// Regions of one key for RMA reads, addressed by offset.
-struct OneRegion final : MrLookup {
-  std::vector<uint8_t> bytes;
-  util::Status resolve(uint64_t key, uint64_t addr, uint64_t len, uint32_t, uint8_t** out,
-                       void** region) noexcept override {
-    if (key != 9) return util::Status::Invalid;
-    if (addr > bytes.size() || len > bytes.size() - addr) return util::Status::Permission;
-    *out = bytes.data() + addr;
-    *region = this;
-    return util::Status::Ok;
-  }
-  void accessed(void*, uint32_t) noexcept override {}
-};
-
 // A read's answer is queued inside progress() and leaves with the round's one flush: all its
 // segments in one burst, never a first segment alone (the early segment is for posts).
 TEST_F(Batching, AReadAnswerOfSeveralSegmentsLeavesInOneBurst) {
-  OneRegion mr;
+  TestMrs mrs;
+  auto& mr = mrs.regions[9];
+  mr.access = kAccessRemoteRead;
   const size_t len = 2 * a.segment_bytes() + 100;
   mr.bytes.resize(len);
   for (size_t i = 0; i < len; ++i) mr.bytes[i] = uint8_t(i * 7);
-  a.set_mr_lookup(&mr);
+  a.set_mr_lookup(&mrs);
   std::vector<uint8_t> back(len);
   RmaOp op;
   op.kind = RmaKind::Read;
@@ -294,10 +282,12 @@ TEST_F(Batching, AReadAnswerOfSeveralSegmentsLeavesInOneBurst) {
 // An RMA write under FI_MORE waits for its batch's end like a send (rma.cpp keeps only
 // kOpCqData of a write's flags in the message: the early first segment is for sends).
 TEST_F(Batching, AnRmaWriteUnderFiMoreSendsNothingEarly) {
-  OneRegion mr;
+  TestMrs mrs;
+  auto& mr = mrs.regions[9];
+  mr.access = kAccessRemoteWrite;
   const size_t len = 2 * a.segment_bytes() + 100;
   mr.bytes.assign(len, 0);
-  b.set_mr_lookup(&mr);
+  b.set_mr_lookup(&mrs);
   std::vector<uint8_t> src(len);
   for (size_t i = 0; i < len; ++i) src[i] = uint8_t(i * 13 + 1);
   RmaOp op;
