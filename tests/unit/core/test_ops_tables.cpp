@@ -30,6 +30,7 @@ struct Call {
   const char* what = "";
   pc::MsgArgs a;
   iovec iov0{};
+  void* desc0 = nullptr;  // the first descriptor (read in the call: a.desc may be the trampoline's)
   size_t len = 0;  // bytes of the iov
   uint64_t flags = 0;
   bool tagged = false, inject = false;
@@ -77,6 +78,7 @@ class MsgOnlyEp final : public pc::Object {
     last.what = w;
     last.a = a;
     if (a.count) last.iov0 = a.iov[0];
+    if (a.count && a.desc) last.desc0 = a.desc[0];
     for (size_t i = 0; i < a.count; ++i) last.len += a.iov[i].iov_len;
     last.flags = flags;
     last.tagged = tagged;
@@ -87,6 +89,54 @@ class MsgOnlyEp final : public pc::Object {
 
 static_assert(pc::MsgEndpoint<MsgOnlyEp>);
 static_assert(!pc::RmaEndpoint<MsgOnlyEp>);
+
+// An endpoint with the one-buffer entry points (the packet providers' shape): every one-buffer
+// call, including the vector and msg calls with one iov entry, must reach them.
+class OneBufEp final : public pc::Object {
+ public:
+  OneBufEp() {
+    init_fid(box_, FI_CLASS_EP, nullptr, &pc::ops_fid<OneBufEp>);
+    pc::install_endpoint_ops<OneBufEp>(box_.fid);
+  }
+  fid_ep* ep() { return &box_.fid; }
+  int close() override { return 0; }
+  ssize_t send(const pc::MsgArgs& a, uint64_t flags, bool tagged, bool inject) noexcept {
+    const void* b = a.count && a.iov ? a.iov[0].iov_base : nullptr;
+    return note("send", b, a.count, a.addr, a.context, a.data, a.tag, 0, flags, tagged);
+  }
+  ssize_t recv(const pc::MsgArgs& a, uint64_t flags, bool tagged) noexcept {
+    const void* b = a.count && a.iov ? a.iov[0].iov_base : nullptr;
+    return note("recv", b, a.count, a.addr, a.context, 0, a.tag, a.ignore, flags, tagged);
+  }
+  ssize_t send_one(const void* buf, size_t len, fi_addr_t dest, void* ctx, uint64_t data,
+                   uint64_t tag, uint64_t flags, bool tagged, bool inject) noexcept {
+    return note("send_one", buf, len, dest, ctx, data, tag, 0, flags, tagged);
+  }
+  ssize_t recv_one(void* buf, size_t len, fi_addr_t src, void* ctx, uint64_t tag,
+                   uint64_t ignore, uint64_t flags, bool tagged) noexcept {
+    return note("recv_one", buf, len, src, ctx, 0, tag, ignore, flags, tagged);
+  }
+  uint64_t tx_op_flags() const noexcept { return FI_COMPLETION; }
+  uint64_t rx_op_flags() const noexcept { return FI_COMPLETION; }
+
+  struct {
+    const char* what = "";
+    const void* buf = nullptr;
+    size_t n = 0;  // len (one-buffer calls) or iov count (the general ones)
+    fi_addr_t addr = 0;
+    void* ctx = nullptr;
+    uint64_t data = 0, tag = 0, ignore = 0, flags = 0;
+    bool tagged = false;
+  } last;
+
+ private:
+  ssize_t note(const char* w, const void* buf, size_t n, fi_addr_t addr, void* ctx,
+               uint64_t data, uint64_t tag, uint64_t ignore, uint64_t flags, bool tagged) {
+    last = {w, buf, n, addr, ctx, data, tag, ignore, flags, tagged};
+    return 0;
+  }
+  pc::FidBox<fid_ep> box_;
+};
 
 // RMA and atomics, no messages.
 class RmaEp final : public pc::Object {
@@ -193,6 +243,83 @@ TEST(OpsTables, EveryMsgVariantReachesSendOrRecvWithTheSpecsFlags) {
   ASSERT_EQ(fi_recvv(e.ep(), iov, nullptr, 2, 4, &ctx), 0);
   EXPECT_EQ(e.last.len, 12u);
   EXPECT_EQ(fi_recvmsg(e.ep(), nullptr, 0), -FI_EINVAL);
+}
+
+TEST(OpsTables, OneEntryVectorAndMsgCallsTakeTheOneBufferPath) {
+  char buf[32] = {};
+  int ctx;
+  void* desc[2] = {&ctx, nullptr};
+  iovec one{buf, 24};
+  {  // the general path: the descriptor reaches it, read during the call
+    MsgOnlyEp e;
+    fi_msg m{&one, desc, 1, 5, &ctx, 77};
+    ASSERT_EQ(fi_sendmsg(e.ep(), &m, FI_MORE | FI_COMPLETION), 0);
+    EXPECT_STREQ(e.last.what, "send");
+    EXPECT_EQ(e.last.flags, FI_MORE | FI_COMPLETION);  // the caller's flags, as given
+    EXPECT_FALSE(e.last.inject);
+    EXPECT_EQ(e.last.desc0, &ctx);
+    EXPECT_EQ(e.last.iov0.iov_base, buf);
+    EXPECT_EQ(e.last.len, 24u);
+    EXPECT_EQ(e.last.a.data, 77u);
+    EXPECT_EQ(e.last.a.addr, 5u);
+    ASSERT_EQ(fi_recvmsg(e.ep(), &m, FI_MULTI_RECV), 0);
+    EXPECT_STREQ(e.last.what, "recv");
+    EXPECT_EQ(e.last.flags, FI_MULTI_RECV);
+    EXPECT_EQ(e.last.desc0, &ctx);
+  }
+  OneBufEp e;
+  fi_msg m{&one, desc, 1, 5, &ctx, 77};
+  ASSERT_EQ(fi_sendmsg(e.ep(), &m, FI_MORE | FI_COMPLETION), 0);
+  EXPECT_STREQ(e.last.what, "send_one");
+  EXPECT_EQ(e.last.buf, buf);
+  EXPECT_EQ(e.last.n, 24u);
+  EXPECT_EQ(e.last.addr, 5u);
+  EXPECT_EQ(e.last.ctx, &ctx);
+  EXPECT_EQ(e.last.data, 77u);
+  EXPECT_EQ(e.last.flags, FI_MORE | FI_COMPLETION);
+  EXPECT_FALSE(e.last.tagged);
+  ASSERT_EQ(fi_sendv(e.ep(), &one, desc, 1, 6, &ctx), 0);
+  EXPECT_STREQ(e.last.what, "send_one");
+  EXPECT_EQ(e.last.flags, e.tx_op_flags());
+  fi_msg_tagged tm{&one, desc, 1, 3, 0x11, 0x22, &ctx, 9};
+  ASSERT_EQ(fi_tsendmsg(e.ep(), &tm, FI_REMOTE_CQ_DATA), 0);
+  EXPECT_STREQ(e.last.what, "send_one");
+  EXPECT_TRUE(e.last.tagged);
+  EXPECT_EQ(e.last.tag, 0x11u);
+  EXPECT_EQ(e.last.data, 9u);
+  EXPECT_EQ(e.last.flags, uint64_t{FI_REMOTE_CQ_DATA});
+  ASSERT_EQ(fi_tsendv(e.ep(), &one, nullptr, 1, 3, 0x33, &ctx), 0);  // desc may be null
+  EXPECT_STREQ(e.last.what, "send_one");
+  EXPECT_EQ(e.last.tag, 0x33u);
+  ASSERT_EQ(fi_recvmsg(e.ep(), &m, FI_MULTI_RECV), 0);
+  EXPECT_STREQ(e.last.what, "recv_one");  // recv_one takes the flags it does not handle aside
+  EXPECT_EQ(e.last.flags, FI_MULTI_RECV);
+  ASSERT_EQ(fi_recvv(e.ep(), &one, desc, 1, FI_ADDR_UNSPEC, &ctx), 0);
+  EXPECT_STREQ(e.last.what, "recv_one");
+  EXPECT_EQ(e.last.flags, e.rx_op_flags());
+  ASSERT_EQ(fi_trecvmsg(e.ep(), &tm, FI_PEEK), 0);
+  EXPECT_STREQ(e.last.what, "recv_one");
+  EXPECT_EQ(e.last.tag, 0x11u);
+  EXPECT_EQ(e.last.ignore, 0x22u);
+  EXPECT_EQ(e.last.flags, uint64_t{FI_PEEK});
+  ASSERT_EQ(fi_trecvv(e.ep(), &one, nullptr, 1, 4, 0x44, 0x1, &ctx), 0);
+  EXPECT_STREQ(e.last.what, "recv_one");
+  EXPECT_EQ(e.last.addr, 4u);
+  // Zero or several entries, or a null iov with one: the general path, which checks them.
+  iovec two[2] = {{buf, 8}, {buf + 8, 8}};
+  fi_msg m2{two, nullptr, 2, 5, &ctx, 0};
+  ASSERT_EQ(fi_sendmsg(e.ep(), &m2, 0), 0);
+  EXPECT_STREQ(e.last.what, "send");
+  EXPECT_EQ(e.last.n, 2u);
+  fi_msg m0{nullptr, nullptr, 0, 5, &ctx, 0};
+  ASSERT_EQ(fi_sendmsg(e.ep(), &m0, 0), 0);
+  EXPECT_STREQ(e.last.what, "send");
+  EXPECT_EQ(e.last.n, 0u);
+  fi_msg mnull{nullptr, nullptr, 1, 5, &ctx, 0};
+  ASSERT_EQ(fi_recvmsg(e.ep(), &mnull, 0), 0);
+  EXPECT_STREQ(e.last.what, "recv");
+  EXPECT_EQ(e.last.n, 1u);
+  EXPECT_EQ(e.last.buf, nullptr);
 }
 
 TEST(OpsTables, TaggedVariantsCarryTagAndIgnore) {
