@@ -71,6 +71,7 @@ Engine::~Engine() {
 }
 
 bool Engine::share_matcher(Matcher& m) noexcept {
+  scan_due_ = true;
   if (!own_matcher_ || !own_matcher_->empty()) return false;
   for (auto& pp : peers_)
     if (pp->cur_recv || pp->cur_unex) return false;
@@ -81,6 +82,7 @@ bool Engine::share_matcher(Matcher& m) noexcept {
 }
 
 void Engine::leave_shared_matcher() noexcept {
+  scan_due_ = true;
   if (own_matcher_) return;
   for (size_t i = 0; i < peers_.size(); ++i) fail_current(*peers_[i], PeerId(i), Status::Canceled);
   matcher_->free_owned(this);
@@ -90,6 +92,7 @@ void Engine::leave_shared_matcher() noexcept {
 
 PeerId Engine::create_peer(const PeerAddr& addr) {
   if (peers_.size() >= cfg_.max_peers) return kNoPeer;
+  scan_due_ = true;
   auto p = std::make_unique<Peer>();
   p->addr = addr;
   io_.resolve(addr.host, p->route);
@@ -251,6 +254,7 @@ uint32_t Engine::held_packets() const noexcept {
 void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
   ++stats_.rx_pkts;
   rx_round_ = true;
+  scan_due_ = true;
   last_rx_ns_ = advance_now(rx_ns);
   // Decoded in place: a continuation changes the fields it has of its own (RxContinuation).
   wire::Header& h = rx_cont_.h;
@@ -310,6 +314,71 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
 
 // ---- progress --------------------------------------------------------------------------------
 
+template <bool Plan>
+[[gnu::always_inline]] inline void Engine::scan_peers(bool credit_update) noexcept {
+  scan_due_ = false;  // an event during the walk (a queued answer) sets it again
+  if constexpr (Plan) posted_seen_ = matcher_->posted_epoch();
+  // A walk after an event leaves the planning to the next round's walk (scan_at_ns_ 0), so
+  // the round a packet or a post made pays nothing for it (a ping-pong's turnaround).
+  scan_at_ns_ = Plan ? UINT64_MAX : 0;
+  planned_ = Plan;
+  uint64_t next = UINT64_MAX;
+  bool busy = false;
+  for (size_t i = 0; i < peers_.size(); ++i) {
+    Peer& p = *peers_[i];
+    // An ACK deferred in an earlier round is due now; one of this round, before a timer of
+    // p's that is due looks at packets it acknowledges (the application came back late).
+    if (p.dack.valid &&
+        (p.dack.round != round_ || (p.rto_deadline_ns && now_ >= p.rto_deadline_ns) ||
+         (p.loss_deadline_ns && now_ >= p.loss_deadline_ns)))
+      apply_deferred_ack(p);
+    // A packet held at rcv_nxt that could not be delivered (unexpected budget full) gets
+    // another chance once receives are posted or unexpected messages consumed.
+    if (p.held.has(p.rcv_nxt)) drain_held(p, static_cast<PeerId>(i));
+    // Read after drain_held: what it queues (a delivery answer) reads the clock afresh and
+    // may store a later time (heard_ns) than the round's reading.
+    const uint64_t now = now_;
+    uint64_t live = UINT64_MAX;  // when check_liveness acts on p next
+    if (cfg_.peer_timeout_ns && !p.dead) live = check_liveness(p, static_cast<PeerId>(i), now);
+    if (p.dead) continue;  // (its queue, timers and ACK state went with it: reset_peer)
+    if (p.rto_deadline_ns && now >= p.rto_deadline_ns) on_rto(p, now);
+    if (p.loss_deadline_ns && now >= p.loss_deadline_ns) detect_loss(p, now);
+    if (p.sq_next) pump(p, now);
+    if (credit_update && p.adv_credits < p.rcv_window / 2 &&
+        credits_for(p) > p.adv_credits) {
+      p.ack_now = true;  // window update: the sender may be waiting for credits
+      if (!p.ack_pending) note_ack_pending(p);
+    }
+    if (p.ack_pending && (p.ack_now || p.ack_pending >= cfg_.ack_coalesce_pkts ||
+                          now >= p.ack_deadline_ns || (p.ack_idle && !p.rx_this_round)))
+      send_ack(p);
+    // An ACK_REQ on a packet that was not taken (outside the window) leaves nothing to
+    // answer: it must not make a later, unrelated packet's ACK leave at once.
+    if (!p.ack_pending) p.ack_idle = false;
+    p.rx_this_round = false;
+    if constexpr (Plan) {
+      // When p has work next: at the next round while sends wait (for the window, credits or
+      // a buffer: pump retries), a deferred ACK or a packet held at rcv_nxt waits, or an ACK
+      // left pending is due at once; else when its first timer is.
+      if (p.sq_next || p.dack.valid || p.held.has(p.rcv_nxt) ||
+          (p.ack_pending &&
+           (p.ack_now || p.ack_idle || p.ack_pending >= cfg_.ack_coalesce_pkts))) {
+        next = 0;
+      } else {
+        next = std::min(next, live);
+        if (p.rto_deadline_ns) next = std::min(next, p.rto_deadline_ns);
+        if (p.loss_deadline_ns) next = std::min(next, p.loss_deadline_ns);
+        if (p.ack_pending) next = std::min(next, p.ack_deadline_ns);
+      }
+      busy = busy || p.sq_head || p.ack_pending;
+    }
+  }
+  if constexpr (Plan) {
+    scan_at_ns_ = std::min(scan_at_ns_, next);
+    busy_peers_ = busy;
+  }
+}
+
 void Engine::progress(uint64_t now_ns) noexcept {
   advance_now(now_ns);
   // The packets of a round that received are freed at the next round that receives nothing
@@ -325,37 +394,14 @@ void Engine::progress(uint64_t now_ns) noexcept {
     const uint64_t budget = matcher_->budget_epoch();
     const bool credit_update = budget != budget_seen_;
     budget_seen_ = budget;
-    for (size_t i = 0; i < peers_.size(); ++i) {
-      Peer& p = *peers_[i];
-      // An ACK deferred in an earlier round is due now; one of this round, before a timer of
-      // p's that is due looks at packets it acknowledges (the application came back late).
-      if (p.dack.valid &&
-          (p.dack.round != round_ || (p.rto_deadline_ns && now_ >= p.rto_deadline_ns) ||
-           (p.loss_deadline_ns && now_ >= p.loss_deadline_ns)))
-        apply_deferred_ack(p);
-      // A packet held at rcv_nxt that could not be delivered (unexpected budget full) gets
-      // another chance once receives are posted or unexpected messages consumed.
-      if (p.held.has(p.rcv_nxt)) drain_held(p, static_cast<PeerId>(i));
-      // Read after drain_held: what it queues (a delivery answer) reads the clock afresh and
-      // may store a later time (heard_ns) than the round's reading.
-      const uint64_t now = now_;
-      if (cfg_.peer_timeout_ns && !p.dead) check_liveness(p, static_cast<PeerId>(i), now);
-      if (p.dead) continue;
-      if (p.rto_deadline_ns && now >= p.rto_deadline_ns) on_rto(p, now);
-      if (p.loss_deadline_ns && now >= p.loss_deadline_ns) detect_loss(p, now);
-      if (p.sq_next) pump(p, now);
-      if (credit_update && p.adv_credits < p.rcv_window / 2 &&
-          credits_for(p) > p.adv_credits) {
-        p.ack_now = true;  // window update: the sender may be waiting for credits
-        if (!p.ack_pending) note_ack_pending(p);
-      }
-      if (p.ack_pending && (p.ack_now || p.ack_pending >= cfg_.ack_coalesce_pkts ||
-                            now >= p.ack_deadline_ns || (p.ack_idle && !p.rx_this_round)))
-        send_ack(p);
-      // An ACK_REQ on a packet that was not taken (outside the window) leaves nothing to
-      // answer: it must not make a later, unrelated packet's ACK leave at once.
-      if (!p.ack_pending) p.ack_idle = false;
-      p.rx_this_round = false;
+    // No packet, post or other event since the last walk, no timer due, no unexpected message
+    // freed, no receive posted: no peer has anything to do this round (an application
+    // polling an idle endpoint).
+    if (scan_due_) {
+      scan_peers<false>(credit_update);
+    } else if (credit_update || now_ >= scan_at_ns_ ||
+               matcher_->posted_epoch() != posted_seen_) {
+      scan_peers<true>(credit_update);
     }
   }
   flush();
@@ -386,12 +432,14 @@ bool Engine::sends_settled() const noexcept {
 }
 
 void Engine::ack_all_now() noexcept {
+  scan_due_ = true;
   for (auto& pp : peers_)
     if (pp->ack_pending) pp->ack_now = true;
 }
 
 bool Engine::busy() const noexcept {
   if (txq_len_ || pinned_head_ || rx_free_len_) return true;  // (rx_free_: one more round frees)
+  if (!scan_due_ && planned_) return busy_peers_;  // nothing happened since the last plan
   for (auto& pp : peers_)
     if (pp->sq_head || pp->ack_pending) return true;
   return false;

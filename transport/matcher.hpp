@@ -123,7 +123,10 @@ class Matcher {
     return release_slice(r);
   }
   // Queues r behind the other posted receives of its class.
-  void post(RecvEntry* r) noexcept { posted_[cls(r->op.flags)].push_back(r); }
+  void post(RecvEntry* r) noexcept {
+    ++posted_epoch_;
+    posted_[cls(r->op.flags)].push_back(r);
+  }
   // The receive a message of msg_len bytes from pid (tagged: with tag) goes to: the first
   // posted receive it matches (removed from its queue), or a slice of the first matching
   // multi-recv buffer; nullptr if none (or no slice entry is free). Inline when the first
@@ -185,6 +188,10 @@ class Matcher {
     }
   }
   bool has_posted() const noexcept { return !posted_[0].empty() || !posted_[1].empty(); }
+  // Counts the receives posted: an engine that sees it change since it last looked walks its
+  // peers (a peer silent while receives wait is probed: Engine::probe_due_to), whichever
+  // engine sharing the matcher posted.
+  uint64_t posted_epoch() const noexcept { return posted_epoch_; }
 
   // A new unexpected message from peer pid of engine owner (queued at the end of its class),
   // nullptr if the budget or memory does not allow it (the caller leaves the packet
@@ -240,6 +247,7 @@ class Matcher {
   uint64_t unex_bytes_ = 0;
   uint32_t unex_count_ = 0;
   uint64_t budget_epoch_ = 0;
+  uint64_t posted_epoch_ = 0;
 };
 
 }  // namespace pollfab::transport

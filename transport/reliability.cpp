@@ -344,6 +344,7 @@ void Engine::apply_deferred_ack(Peer& p) noexcept {
 }
 
 void Engine::apply_deferred_acks() noexcept {
+  scan_due_ = true;
   for (auto& pp : peers_) {
     if (!dacks_pending_) return;
     if (pp->dack.valid) apply_deferred_ack(*pp);

@@ -35,6 +35,7 @@ Status Engine::send(const SendOp& op) noexcept {
 }
 
 SendOp* Engine::send_slot_slow() noexcept {
+  scan_due_ = true;
   static_assert(std::is_standard_layout_v<SendMsg> && offsetof(SendMsg, op) == 0,
                 "send_slot() and post_send() cast between a slot and its op");
   // Slots held by sends whose ACK is deferred (Peer::dack) are freed before a post is refused.
@@ -109,6 +110,7 @@ bool Engine::queue_msg(Peer& p, SendMsg* m) noexcept { return enqueue(p, m); }
   // A deferred ACK (Peer::dack) acknowledges everything sent to p: idle as once it is applied.
   const bool idle = !p.sq_head || p.dack.valid;
   const uint64_t now = idle ? advance_now(clock_.now_ns()) : now_;
+  scan_due_ = true;  // p has a send queued: progress's peer walk looks at it
   if (idle) p.heard_ns = std::max(p.heard_ns, now);  // a new wait starts now
   m->next = nullptr;
   if (p.sq_tail) p.sq_tail->next = m; else p.sq_head = m;

@@ -9,6 +9,7 @@
 //                        in the report are messages/s on one core doing both sides.
 //   BM_Message/<bytes>/0 the same without the CRC (transport.checksum = off)
 //   BM_WireEncodeSeal, BM_WireDecodeVerify: the 72-byte header alone, with its CRC
+//   BM_IdleProgress/<peers>: a progress round with nothing to do, <peers> peers known
 // scripts/bench-path.sh runs BM_MessageCounted (a fixed 96,000 messages) under callgrind and prints instructions per message for
 // each step (the functions above, inclusive). A benchmark, not a test.
 #include <benchmark/benchmark.h>
@@ -114,11 +115,11 @@ struct RingSink final : CompletionSink {
 };
 
 struct Path {
-  explicit Path(bool checksum) {
+  explicit Path(bool checksum, uint64_t peer_timeout_ns = 0) {
     clock.use_tsc(pollfab::util::tsc_calibration());
     EngineConfig c;
     c.checksum = checksum;
-    c.peer_timeout_ns = 0;
+    c.peer_timeout_ns = peer_timeout_ns;
     c.ep_id = 1;
     a = std::make_unique<Engine>(c, io_a, clock, sink_a);
     c.ep_id = 2;
@@ -193,6 +194,44 @@ void BM_Message(benchmark::State& st) {
 BENCHMARK(BM_Message)->Args({64, 1})->Args({64, 0})->Args({1024, 1})->Args({4096, 1})->Args({4096, 0});
 // A fixed count (3000 windows = 96,000 messages) for instruction counting under callgrind.
 BENCHMARK(BM_Message)->Name("BM_MessageCounted")->Args({64, 1})->Args({4096, 1})->Iterations(3000);
+
+// One progress round of an engine that has nothing to do: an application's fi_cq_read finding
+// no completion, and the part of every round that is not its packets. <peers> peers known to
+// the engine, the first of them after a message exchanged with it, the rest never used (an MPI
+// job's other ranks); the liveness check on, as configured by default.
+void BM_IdleProgress(benchmark::State& st) {
+  Path p(false, EngineConfig{}.peer_timeout_ns);
+  const auto peers = static_cast<uint32_t>(st.range(0));
+  for (uint32_t i = 1; i < peers; ++i) {
+    HostAddr h;
+    h.bytes[0] = 3;
+    h.bytes[1] = uint8_t(i >> 8);
+    h.bytes[2] = uint8_t(i);
+    p.a->peer(PeerAddr{h, 2});
+  }
+  uint8_t buf[64] = {};
+  RecvEntry* e = p.b->recv_entry();
+  e->op.peer = kAnyPeer;
+  e->op.iov[0] = {buf, sizeof buf};
+  e->op.iov_count = 1;
+  e->op.flags = kOpCompletion;
+  p.b->post_recv(e);
+  SendOp* op = p.a->send_slot();
+  op->peer = p.to_b;
+  op->iov[0] = {buf, sizeof buf};
+  op->iov_count = 1;
+  op->flags = kOpCompletion;
+  p.a->post_send(op);
+  p.a->progress();
+  p.rx(p.io_b, *p.b);
+  p.b->ack_all_now();
+  p.b->progress();
+  p.rx(p.io_a, *p.a);
+  p.a->progress();
+  for (auto _ : st) p.a->progress();
+  st.SetItemsProcessed(int64_t(st.iterations()));
+}
+BENCHMARK(BM_IdleProgress)->Arg(1)->Arg(16)->Arg(256);
 
 // The header of a one-segment 64-byte message.
 wire::Header data_header_64() {

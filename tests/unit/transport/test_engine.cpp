@@ -439,6 +439,46 @@ TEST(Engine, ReceiverProbesASilentPeer) {
   EXPECT_EQ(t.b->stats().peers_dead, 1u);
 }
 
+// progress() walks the peers only after an event or when a timer is due (Engine::scan_peers).
+// A receive posted through another engine sharing the matcher (a shared receive context) is
+// such an event for every sharer: b probes its silent peer, and declares it dead once it is
+// gone, though nothing was posted through b, nothing arrived and no timer of b's was armed.
+TEST(Engine, AReceivePostedThroughASharingEngineStartsTheProbes) {
+  EngineConfig ca, cb;
+  ca.peer_timeout_ns = cb.peer_timeout_ns = 40'000'000;
+  Pair t({}, ca, cb);
+  Matcher shared(64, 1 << 20);
+  ASSERT_TRUE(t.b->share_matcher(shared));
+  RecordingSink sink_c;
+  EngineConfig cc = cb;
+  cc.ep_id = 3;
+  Engine c(cc, t.link.b(), t.clock, sink_c);  // posts only: never sends, never polled
+  ASSERT_TRUE(c.share_matcher(shared));
+  char in[8], out[8] = "x";
+  ASSERT_EQ(c.recv(make_recv(in, 8)), Status::Ok);
+  ASSERT_EQ(t.a->send(make_send(t.a_to_b, out, 2)), Status::Ok);
+  ASSERT_TRUE(t.run_until([&] { return t.sink_b.comps.size() == 1 && !t.a->busy(); }));
+  // Idle with nothing posted: no probes are due, whatever the time.
+  for (int i = 0; i < 100; ++i) {
+    t.step();
+    t.clock.advance(1'000'000);
+  }
+  ASSERT_EQ(t.b->stats().probes_tx, 0u);
+  // a dies; then a receive is posted through c. b's rounds must probe a and give up on it.
+  t.a.reset();
+  ASSERT_EQ(c.recv(make_recv(in, 8)), Status::Ok);
+  PacketBuf bufs[32];
+  for (int i = 0; i < 300 && t.b->stats().peers_dead == 0; ++i) {
+    while (uint16_t n = t.link.a().rx_burst(bufs, 32)) t.link.a().free(bufs, n);
+    t.b->progress();
+    t.clock.advance(1'000'000);
+  }
+  EXPECT_GT(t.b->stats().probes_tx, 0u);
+  EXPECT_EQ(t.b->stats().peers_dead, 1u);
+  c.leave_shared_matcher();
+  t.b->leave_shared_matcher();
+}
+
 // A round's reading may be older than a time stored during the round: here a held message is
 // delivered (drain_held) and its delivery answer queued, which reads the clock afresh and
 // restarts the peer's silence (heard_ns) after the round's reading. The liveness check must not
