@@ -318,12 +318,10 @@ template <bool Plan>
 [[gnu::always_inline]] inline void Engine::scan_peers(bool credit_update) noexcept {
   scan_due_ = false;  // an event during the walk (a queued answer) sets it again
   if constexpr (Plan) posted_seen_ = matcher_->posted_epoch();
-  // A walk after an event leaves the planning to the next round's walk (scan_at_ns_ 0), so
-  // the round a packet or a post made pays nothing for it (a ping-pong's turnaround).
+  // A walk after an event leaves the planning to the next round's walk (scan_at_ns_ 0): the
+  // round a packet or a post made walks as before, with no planning (a ping-pong's turnaround).
   scan_at_ns_ = Plan ? UINT64_MAX : 0;
-  planned_ = Plan;
   uint64_t next = UINT64_MAX;
-  bool busy = false;
   for (size_t i = 0; i < peers_.size(); ++i) {
     Peer& p = *peers_[i];
     // An ACK deferred in an earlier round is due now; one of this round, before a timer of
@@ -370,13 +368,9 @@ template <bool Plan>
         if (p.loss_deadline_ns) next = std::min(next, p.loss_deadline_ns);
         if (p.ack_pending) next = std::min(next, p.ack_deadline_ns);
       }
-      busy = busy || p.sq_head || p.ack_pending;
     }
   }
-  if constexpr (Plan) {
-    scan_at_ns_ = std::min(scan_at_ns_, next);
-    busy_peers_ = busy;
-  }
+  if constexpr (Plan) scan_at_ns_ = std::min(scan_at_ns_, next);
 }
 
 void Engine::progress(uint64_t now_ns) noexcept {
@@ -439,7 +433,6 @@ void Engine::ack_all_now() noexcept {
 
 bool Engine::busy() const noexcept {
   if (txq_len_ || pinned_head_ || rx_free_len_) return true;  // (rx_free_: one more round frees)
-  if (!scan_due_ && planned_) return busy_peers_;  // nothing happened since the last plan
   for (auto& pp : peers_)
     if (pp->sq_head || pp->ack_pending) return true;
   return false;

@@ -412,15 +412,15 @@ class Engine {
   // liveness (liveness.cpp)
   void reset_peer(Peer& p, PeerId pid, Status st) noexcept;
   // Declares p dead, or probes it, if due at now. Returns when it is due next (as
-  // liveness_deadline(p) after what it did), UINT64_MAX if never.
+  // liveness_deadline(p) after what it did), UINT64_MAX if never or if it declared p dead.
   uint64_t check_liveness(Peer& p, PeerId pid, uint64_t now) noexcept;
   // When check_liveness acts on p next (declares it dead or probes it); UINT64_MAX: never.
   uint64_t liveness_deadline(const Peer& p) const noexcept;
   // progress()'s walk over the peers (deferred ACKs, held packets, liveness, timers, queued
   // sends, credit updates, ACKs). A round that is not due one (scan_due_, scan_at_ns_) has
   // nothing to do for any peer.
-  // Plan: also find when the next walk is due (scan_at_ns_, busy_peers_); a walk after an
-  // event does not (the next round's walk plans). Inline in progress, its one caller.
+  // Plan: also find when the next walk is due (scan_at_ns_); a walk after an event does not
+  // (the next round's walk plans). Inline in progress, its one caller.
   template <bool Plan>
   inline void scan_peers(bool credit_update) noexcept;
 
@@ -615,11 +615,11 @@ class Engine {
   uint64_t round_ = 0;     // progress() calls so far (Peer::dack)
   uint32_t dacks_pending_ = 0;  // peers with a deferred ACK
   // The peer walk's schedule (scan_peers). scan_due_: something since the last walk may give a
-  // peer work (a packet, a post, a new peer, ack_all_now, a shared matcher joined or left); set
-  // where that happens, cleared as a walk starts. A walk after such an event only does the
-  // work; the next round's walk (scan_at_ns_ 0) also plans: scan_at_ns_ becomes the earliest
-  // time a peer has work (0: every round while sends wait, a deferred ACK, a held packet or an
-  // ACK due at once), busy_peers_ whether a peer had sends queued or an ACK pending. A round
+  // peer work (a packet, a send queued, a new peer, ack_all_now, deferred ACKs applied by a
+  // post that found no free slot, a shared matcher joined or left); set where that happens,
+  // cleared as a walk starts. A walk after such an event only does the work; the next round's
+  // walk (scan_at_ns_ 0) also plans: scan_at_ns_ becomes the earliest time a peer has work (0:
+  // every round while sends wait, a deferred ACK, a held packet or an ACK due at once). A round
   // with no event before scan_at_ns_ walks no peer. Timers are only armed in walks and in the
   // events (or later, restamped: restart_timers), so no timer is due before scan_at_ns_.
   // posted_seen_: matcher_->posted_epoch() at the last planning walk (a receive posted, by any
@@ -628,8 +628,6 @@ class Engine {
   // paid ~4 ns a peer a poll (pollfab-bench-path BM_IdleProgress: 1,068 ns at 256 peers).
   bool scan_due_ = true;
   uint64_t scan_at_ns_ = 0;
-  bool planned_ = false;  // the last walk planned: busy_peers_ holds
-  bool busy_peers_ = false;
   bool send_counter_bound_ = false;
   // Receive completions of the packet being delivered (deliver_whole's common case), handed to
   // the sink when deliver() returns; finish_recv hands them over first (completion order).

@@ -124,7 +124,7 @@ class Matcher {
   }
   // Queues r behind the other posted receives of its class.
   void post(RecvEntry* r) noexcept {
-    ++posted_epoch_;
+    if (posted_[0].empty() && posted_[1].empty()) ++posted_epoch_;  // has_posted() turns true
     posted_[cls(r->op.flags)].push_back(r);
   }
   // The receive a message of msg_len bytes from pid (tagged: with tag) goes to: the first
@@ -188,9 +188,9 @@ class Matcher {
     }
   }
   bool has_posted() const noexcept { return !posted_[0].empty() || !posted_[1].empty(); }
-  // Counts the receives posted: an engine that sees it change since it last looked walks its
-  // peers (a peer silent while receives wait is probed: Engine::probe_due_to), whichever
-  // engine sharing the matcher posted.
+  // Counts the times has_posted() turned true: an engine that sees it change since it last
+  // looked walks its peers (a peer silent while receives wait is probed: Engine::probe_due_to),
+  // whichever engine sharing the matcher posted. (Each post would make every sharer walk.)
   uint64_t posted_epoch() const noexcept { return posted_epoch_; }
 
   // A new unexpected message from peer pid of engine owner (queued at the end of its class),

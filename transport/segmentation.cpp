@@ -35,7 +35,6 @@ Status Engine::send(const SendOp& op) noexcept {
 }
 
 SendOp* Engine::send_slot_slow() noexcept {
-  scan_due_ = true;
   static_assert(std::is_standard_layout_v<SendMsg> && offsetof(SendMsg, op) == 0,
                 "send_slot() and post_send() cast between a slot and its op");
   // Slots held by sends whose ACK is deferred (Peer::dack) are freed before a post is refused.

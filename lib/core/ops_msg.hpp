@@ -14,7 +14,8 @@
 // A single buffer goes to the endpoint's send_one / recv_one when it has them (no iovec built);
 // otherwise it becomes a one-entry iov on the trampoline's stack; desc likewise. The vector and
 // msg calls with exactly one iov entry take the same path (fi_sendmsg with FI_MORE is how an
-// application batches: the general path cost it ~70 instructions a message more than fi_send).
+// application batches: a sender of them spent 730 instructions a message, 695 since;
+// docs/performance.md item 67).
 // Errors are the endpoint's either way (its send/recv and send_one/recv_one check alike).
 // The mechanism and the other tables: lib/core/ops.hpp, ops_ep.hpp.
 #pragma once
@@ -52,8 +53,8 @@ concept MsgEndpoint = requires(E& e, const E& ce, const MsgArgs& a) {
 template <class E>
 struct MsgSlots {
   static E* ep(fid_ep* f) noexcept { return self<E>(f); }
-  // send1 and recv_buf are inline in each slot: the slot is the one call an operation makes
-  // into the provider.
+  // send1, recv_buf, send_iov and recv_iov are inline in each slot: the slot is the one call an
+  // operation makes into the provider.
   [[gnu::always_inline]] static ssize_t send1(fid_ep* f, const void* buf, size_t len, void* desc,
                                               fi_addr_t dest, void* ctx, uint64_t data,
                                               uint64_t tag, uint64_t flags, bool tagged,

@@ -464,16 +464,31 @@ TEST(Engine, AReceivePostedThroughASharingEngineStartsTheProbes) {
     t.clock.advance(1'000'000);
   }
   ASSERT_EQ(t.b->stats().probes_tx, 0u);
+  // A receive posted through c: a has been silent for longer than a quarter timeout, so b's
+  // next round probes it, and a answers.
+  ASSERT_EQ(c.recv(make_recv(in, 8)), Status::Ok);
+  t.b->progress();
+  EXPECT_EQ(t.b->stats().probes_tx, 1u);
+  // The receive consumed (a message from a), then another posted through c, after more
+  // silence: probed again.
+  ASSERT_EQ(t.a->send(make_send(t.a_to_b, out, 2)), Status::Ok);
+  ASSERT_TRUE(t.run_until([&] { return t.sink_b.comps.size() == 2 && !t.a->busy(); }));
+  for (int i = 0; i < 100; ++i) {
+    t.step();
+    t.clock.advance(1'000'000);
+  }
+  const uint64_t probes = t.b->stats().probes_tx;
   // a dies; then a receive is posted through c. b's rounds must probe a and give up on it.
   t.a.reset();
   ASSERT_EQ(c.recv(make_recv(in, 8)), Status::Ok);
+  t.b->progress();
+  EXPECT_EQ(t.b->stats().probes_tx, probes + 1);
   PacketBuf bufs[32];
   for (int i = 0; i < 300 && t.b->stats().peers_dead == 0; ++i) {
     while (uint16_t n = t.link.a().rx_burst(bufs, 32)) t.link.a().free(bufs, n);
     t.b->progress();
     t.clock.advance(1'000'000);
   }
-  EXPECT_GT(t.b->stats().probes_tx, 0u);
   EXPECT_EQ(t.b->stats().peers_dead, 1u);
   c.leave_shared_matcher();
   t.b->leave_shared_matcher();
