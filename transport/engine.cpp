@@ -397,12 +397,34 @@ void Engine::progress(uint64_t now_ns) noexcept {
                matcher_->posted_epoch() != posted_seen_) {
       scan_peers<true>(credit_update);
     }
+#if POLLFAB_DEBUG_CHECKS
+    else if (peer_work_due()) {  // a round skipped with work due (meson -Ddebug_checks)
+      __builtin_trap();
+    }
+#endif
   }
   flush();
   tx_eager_ = true;
   more_batch_ = false;
   ++round_;
 }
+
+#if POLLFAB_DEBUG_CHECKS
+bool Engine::peer_work_due() const noexcept {
+  for (auto& pp : peers_) {
+    const Peer& p = *pp;
+    if (p.dead) continue;
+    if (p.sq_next || p.dack.valid || p.held.has(p.rcv_nxt)) return true;
+    if (p.rto_deadline_ns && now_ >= p.rto_deadline_ns) return true;
+    if (p.loss_deadline_ns && now_ >= p.loss_deadline_ns) return true;
+    if (p.ack_pending && (p.ack_now || p.ack_idle || p.ack_pending >= cfg_.ack_coalesce_pkts ||
+                          now_ >= p.ack_deadline_ns))
+      return true;
+    if (cfg_.peer_timeout_ns && now_ >= liveness_deadline(p)) return true;
+  }
+  return false;
+}
+#endif
 
 uint64_t Engine::next_deadline_ns() const noexcept {
   uint64_t d = UINT64_MAX;

@@ -423,6 +423,10 @@ class Engine {
   // (the next round's walk plans). Inline in progress, its one caller.
   template <bool Plan>
   inline void scan_peers(bool credit_update) noexcept;
+#if POLLFAB_DEBUG_CHECKS
+  // A peer has work due now that a walk would do (a skipped round must find none).
+  bool peer_work_due() const noexcept;
+#endif
 
   bool waiting_on(const Peer& p) const noexcept;    // its silence for peer_timeout = dead
   bool probe_due_to(const Peer& p) const noexcept;  // probed after a quarter timeout of silence

@@ -494,6 +494,39 @@ TEST(Engine, AReceivePostedThroughASharingEngineStartsTheProbes) {
   t.b->leave_shared_matcher();
 }
 
+// A send queued is an event for progress's peer walk: a lone message whose only packet is lost,
+// to a peer that sends nothing (its liveness probes off), is found lost by the sender's own
+// timers and arrives, though the sender's walks had planned nothing before the post.
+TEST(Engine, ALoneLostSendIsResentThoughNothingElseHappens) {
+  ManualClock clock;
+  MemLink link({}, clock);
+  RecordingSink sink_a, sink_b;
+  DropPsn drop{link.a()};
+  drop.drop_psn = 0;  // the first data packet
+  drop.times = 1;
+  EngineConfig ca, cb;
+  ca.ep_id = 1;
+  cb.ep_id = 2;
+  cb.peer_timeout_ns = 0;  // b never probes a
+  Engine a(ca, drop, clock, sink_a), b(cb, link.b(), clock, sink_b);
+  const PeerId to_b = a.peer(PeerAddr{link.host(1), 2});
+  b.peer(PeerAddr{link.host(0), 1});
+  for (int i = 0; i < 10; ++i) {  // idle rounds: both plan nothing
+    a.progress();
+    b.progress();
+    clock.advance(1'000'000);
+  }
+  char in[8], out[8] = "x";
+  ASSERT_EQ(b.recv(make_recv(in, 8)), Status::Ok);
+  ASSERT_EQ(a.send(make_send(to_b, out, 2)), Status::Ok);  // leaves at once, and is lost
+  ASSERT_EQ(drop.dropped, 1u);
+  const uint64_t t0 = clock.now_ns();
+  ASSERT_TRUE(drive_until(link, clock, a, b, [&] { return sink_b.comps.size() == 1; }));
+  EXPECT_EQ(sink_b.comps[0].status, Status::Ok);
+  EXPECT_GE(a.stats().retx_pkts, 1u);
+  EXPECT_LT(clock.now_ns() - t0, ca.rto_max_ns) << "resent by the probe or the first RTO";
+}
+
 // A round's reading may be older than a time stored during the round: here a held message is
 // delivered (drain_held) and its delivery answer queued, which reads the clock afresh and
 // restarts the peer's silence (heard_ns) after the round's reading. The liveness check must not
