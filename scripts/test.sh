@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds, runs `meson test` (unit, ABI and
-# integration suites), then the ThreadSanitizer run (scripts/tsan.sh) and clang's thread-safety
-# analysis (scripts/thread-safety.sh) unless test names were given. Exits 0 only if every test passes. Idempotent; run as root (the
+# integration suites), then the ThreadSanitizer run (scripts/tsan.sh), clang's thread-safety
+# analysis (scripts/thread-safety.sh) and the data-path invariant checks
+# (scripts/debug-checks.sh) unless test names were given. Exits 0 only if every test passes. Idempotent; run as root (the
 # integration tests create network namespaces and TAP devices).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +19,9 @@ if [ $# -eq 0 ]; then
 else
   meson test -C build --print-errorlogs --num-processes 1 "$@"
 fi
-# The whole suite (no test names given) also runs the ThreadSanitizer build and clang's
-# thread-safety analysis (docs/threading.md).
+# The whole suite (no test names given) also runs the ThreadSanitizer build, clang's
+# thread-safety analysis (docs/threading.md) and the transport's tests with the data-path
+# invariant checks compiled in (scripts/debug-checks.sh).
 [ $# -gt 0 ] || scripts/tsan.sh
 [ $# -gt 0 ] || scripts/thread-safety.sh
+[ $# -gt 0 ] || scripts/debug-checks.sh
