@@ -388,9 +388,9 @@ void Engine::progress(uint64_t now_ns) noexcept {
     const uint64_t budget = matcher_->budget_epoch();
     const bool credit_update = budget != budget_seen_;
     budget_seen_ = budget;
-    // No packet, post or other event since the last walk, no timer due, no unexpected message
-    // freed, no receive posted: no peer has anything to do this round (an application
-    // polling an idle endpoint).
+    // No event since the last walk (scan_due_), no timer due, no unexpected message freed, no
+    // receives posted where there were none: no peer has anything to do this round (an
+    // application polling an idle endpoint).
     if (scan_due_) {
       scan_peers<false>(credit_update);
     } else if (credit_update || now_ >= scan_at_ns_ ||
