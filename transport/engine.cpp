@@ -1,5 +1,6 @@
 // Engine, the coordinator: construction, peers, the receive dispatch (on_packet) and progress.
 // The concepts it coordinates live in their own files (see engine.hpp).
+#include <algorithm>
 #include <random>
 
 #include "lib/util/bits.hpp"
@@ -314,6 +315,14 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
 
 // ---- progress --------------------------------------------------------------------------------
 
+[[gnu::always_inline]] inline uint64_t Engine::timers_due_ns(const Peer& p) const noexcept {
+  if (p.dack.valid) return 0;  // applied by the next round
+  uint64_t d = p.rto_deadline_ns ? p.rto_deadline_ns : UINT64_MAX;
+  if (p.loss_deadline_ns) d = std::min(d, p.loss_deadline_ns);
+  if (p.ack_pending) d = std::min(d, p.ack_now || p.ack_idle ? 0 : p.ack_deadline_ns);
+  return d;
+}
+
 template <bool Plan>
 [[gnu::always_inline]] inline void Engine::scan_peers(bool credit_update) noexcept {
   scan_due_ = false;  // an event during the walk (a queued answer) sets it again
@@ -356,18 +365,13 @@ template <bool Plan>
     p.rx_this_round = false;
     if constexpr (Plan) {
       // When p has work next: at the next round while sends wait (for the window, credits or
-      // a buffer: pump retries), a deferred ACK or a packet held at rcv_nxt waits, or an ACK
-      // left pending is due at once; else when its first timer is.
-      if (p.sq_next || p.dack.valid || p.held.has(p.rcv_nxt) ||
-          (p.ack_pending &&
-           (p.ack_now || p.ack_idle || p.ack_pending >= cfg_.ack_coalesce_pkts))) {
+      // a buffer: pump retries), a packet held at rcv_nxt waits or enough ACKs are pending;
+      // else when its first timer (liveness included) is.
+      if (p.sq_next || p.held.has(p.rcv_nxt) ||
+          (p.ack_pending && p.ack_pending >= cfg_.ack_coalesce_pkts))
         next = 0;
-      } else {
-        next = std::min(next, live);
-        if (p.rto_deadline_ns) next = std::min(next, p.rto_deadline_ns);
-        if (p.loss_deadline_ns) next = std::min(next, p.loss_deadline_ns);
-        if (p.ack_pending) next = std::min(next, p.ack_deadline_ns);
-      }
+      else
+        next = std::min({next, live, timers_due_ns(p)});
     }
   }
   if constexpr (Plan) scan_at_ns_ = std::min(scan_at_ns_, next);
@@ -414,12 +418,10 @@ bool Engine::peer_work_due() const noexcept {
   for (auto& pp : peers_) {
     const Peer& p = *pp;
     if (p.dead) continue;
-    if (p.sq_next || p.dack.valid || p.held.has(p.rcv_nxt)) return true;
-    if (p.rto_deadline_ns && now_ >= p.rto_deadline_ns) return true;
-    if (p.loss_deadline_ns && now_ >= p.loss_deadline_ns) return true;
-    if (p.ack_pending && (p.ack_now || p.ack_idle || p.ack_pending >= cfg_.ack_coalesce_pkts ||
-                          now_ >= p.ack_deadline_ns))
+    if (p.sq_next || p.held.has(p.rcv_nxt) ||
+        (p.ack_pending && p.ack_pending >= cfg_.ack_coalesce_pkts))
       return true;
+    if (now_ >= timers_due_ns(p)) return true;
     if (cfg_.peer_timeout_ns && now_ >= liveness_deadline(p)) return true;
   }
   return false;
@@ -430,10 +432,7 @@ uint64_t Engine::next_deadline_ns() const noexcept {
   uint64_t d = UINT64_MAX;
   for (auto& pp : peers_) {
     const Peer& p = *pp;
-    if (p.rto_deadline_ns) d = std::min(d, p.rto_deadline_ns);
-    if (p.loss_deadline_ns) d = std::min(d, p.loss_deadline_ns);
-    if (p.ack_pending) d = std::min(d, p.ack_now || p.ack_idle ? 0 : p.ack_deadline_ns);
-    if (p.dack.valid) d = 0;  // applied by the next round
+    d = std::min(d, timers_due_ns(p));
     // Liveness: a driver sleeping until this deadline must still see peers die.
     if (cfg_.reliable && cfg_.peer_timeout_ns && !p.dead) d = std::min(d, liveness_deadline(p));
   }

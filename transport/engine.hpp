@@ -423,6 +423,10 @@ class Engine {
   // (the next round's walk plans). Inline in progress, its one caller.
   template <bool Plan>
   inline void scan_peers(bool credit_update) noexcept;
+  // When p's timers have work (ns): RTO, loss probe, ACK delay; 0 for an ACK due at once or a
+  // deferred ACK; UINT64_MAX if none. Liveness aside (liveness_deadline). Inline in engine.cpp:
+  // next_deadline_ns, scan_peers' plan, the debug check.
+  inline uint64_t timers_due_ns(const Peer& p) const noexcept;
 #if POLLFAB_DEBUG_CHECKS
   // A peer has work due now that a walk would do (a skipped round must find none).
   bool peer_work_due() const noexcept;
