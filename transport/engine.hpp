@@ -42,12 +42,10 @@
 // Datagram mode (FI_EP_DGRAM): one packet per message, no ACKs, no retransmission; a datagram
 // with no posted receive is dropped and counted.
 //
-// Receive matching (matcher.hpp): posted receives and unexpected messages are kept in FIFO
-// order in two classes (untagged, tagged); a message matches the first receive whose source
-// is any or the sender and, for tagged, whose (tag ^ msg tag) & ~ignore == 0; multi-recv
-// buffers, peek, claim and discard as in fi_tagged(3). Unexpected messages are buffered up
-// to max_unexpected_bytes; beyond that the packet is not acknowledged and the sender
-// retransmits later (bounded memory, back-pressure through the RTO and the credits).
+// Receive matching (matcher.hpp, its rule there): posted receives and unexpected messages in
+// FIFO order, untagged and tagged; multi-recv, peek, claim and discard as in fi_tagged(3).
+// Unexpected messages are buffered up to max_unexpected_bytes; beyond that the packet is not
+// acknowledged and the sender retransmits later (back-pressure through the RTO and credits).
 //
 // Where each concept lives (Engine is the coordinator: engine.cpp runs peers, progress and the
 // receive dispatch; the other files implement its members by concept):
@@ -55,7 +53,8 @@
 //   congestion.hpp    congestion control, pure functions over CcState
 //   flow_control.hpp  receiver credits, both sides, pure functions
 //   liveness.cpp      peer failure, probes, epochs (restarted peers)
-//   segmentation.cpp  posting sends, cutting them into segments, reassembly on receive
+//   segmentation.cpp  posting sends, cutting them into segments, bundling small messages
+//   reassembly.cpp    placing received segments in their receive, in PSN order
 //   matcher.hpp       posted and unexpected receive queues; receive.cpp turns matches into
 //                     completions
 //   transmit.cpp      packet buffers, tx batching, send completions and zero-copy pins
@@ -76,58 +75,20 @@
 #include "lib/util/status.hpp"
 #include "transport/clock.hpp"
 #include "transport/congestion.hpp"
+#include "transport/engine_config.hpp"
 #include "transport/engine_stats.hpp"
 #include "transport/matcher.hpp"
-#include "transport/reorder_buffer.hpp"
 #include "transport/mr_lookup.hpp"
+#include "transport/reorder_buffer.hpp"
 #include "transport/ops.hpp"
 #include "transport/packet_io.hpp"
+#include "transport/rx_continuation.hpp"
 #include "transport/wire.hpp"
 
 namespace pollfab::transport {
 
 using util::Seq32;
 using util::Status;
-
-struct EngineConfig {
-  bool reliable = true;                  // RDM (true) or DGRAM (false)
-  uint16_t ep_id = 0;                    // this endpoint's id (pollfab header src_ep)
-  uint32_t epoch = 0;                    // incarnation; 0 = pick a random one
-  uint32_t window_pkts = 256;            // packets in the pipe (and cwnd's cap); power of two, 8..4096
-  // PSNs past the cumulative ACK a receiver holds out of order and a sender may have
-  // outstanding (window_pkts of them not SACKed): room to keep sending while a hole is repaired,
-  // about two RTTs. Power of two, window_pkts..4096 (raised to window_pkts if below; lowered
-  // until its SACK fits one ACK: (n - 64) / 8 bytes). Memory per peer, once grown: n send slots
-  // (32 bytes) and n held-packet slots (64 bytes), plus the held packets' own buffers.
-  uint32_t reorder_window_pkts = 1024;
-  uint32_t ack_coalesce_pkts = 16;       // standalone ACK after this many unacked packets
-  uint64_t ack_delay_ns = 20'000;        // standalone ACK if nothing piggybacked it by then
-  uint64_t rto_min_ns = 1'000'000;
-  uint64_t rto_max_ns = 100'000'000;
-  uint64_t rto_initial_ns = 1'000'000;
-  uint32_t tx_size = 1024;               // sends in flight (pool size)
-  uint32_t rx_size = 1024;               // posted receives (pool size)
-  uint32_t inject_size = 1024;           // bytes copied at post time for kOpInject
-  // Messages of at most this many bytes that queue behind another to the same peer (posted
-  // since the last flush) share its packet (wire::kBundle); 0 = one message per packet.
-  uint32_t bundle_max_bytes = 1024;
-  uint64_t max_msg_size = 0xffffffffull; // bytes
-  uint64_t max_unexpected_bytes = 64ull << 20;  // buffers and bookkeeping of unexpected messages
-  uint32_t max_peers = 4096;
-  // Peer failure: a peer silent this long while we wait on it is declared dead (0 = never).
-  uint64_t peer_timeout_ns = 10'000'000'000ull;
-  // Seal every packet with a CRC-32C (wire::seal); received checksums are always verified.
-  bool checksum = true;
-  // Congestion control: Swift-like delay-based AIMD (docs/transport.md). Off: the pipe is
-  // limited by window_pkts only (the span, as always, by the credits and the reorder window).
-  bool cc = true;
-  uint64_t cc_target_ns = 100'000;  // queueing delay tolerated above the lowest RTT seen
-  double cc_ai = 1.0;               // additive increase, packets per RTT
-  double cc_beta = 0.8;             // multiplicative decrease gain (Swift's beta)
-  double cc_max_mdf = 0.5;          // largest decrease at once (fraction of cwnd)
-  uint32_t cc_min_cwnd = 2;         // packets
-};
-
 
 class Engine {
  public:
@@ -301,7 +262,7 @@ class Engine {
   // Sequence, timer, flow and congestion state of a new (or restarted) peer.
   void restart_protocol(Peer& p) noexcept;
 
-  // segmentation and reassembly (segmentation.cpp)
+  // segmentation (segmentation.cpp)
   // Sends what the windows allow of p's queue; `now` is the clock at the call (one reading per
   // post or progress round, not one per packet). bundle_tried: a message the caller just
   // failed to bundle (enqueue), not tried again. lead: the caller is an application's send to
@@ -332,6 +293,8 @@ class Engine {
   // Appends m as a bundle entry to pkt (a Data packet being built): the bytes appended, 0 if
   // it does not fit.
   inline uint32_t append_message(PacketBuf& pkt, const SendMsg& m) noexcept;
+
+  // reassembly (reassembly.cpp)
   bool deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
   // One message's segment (h describes it, payload its bytes); deliver() of a plain packet.
   bool deliver_message(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
@@ -351,7 +314,7 @@ class Engine {
   void drain_held(Peer& p, PeerId pid) noexcept;
   // p's hole (PeerStats holes, hole_ns) ends if nothing is held any more: its time is added.
   void close_hole(Peer& p) noexcept;
-  // reassembly (segmentation.cpp): a segment above a hole that provably belongs to the message
+  // reassembly (reassembly.cpp): a segment above a hole that provably belongs to the message
   // being received is copied to its place at once (true; the caller frees the packet)
   bool place_early(Peer& p, const wire::Header& h, const uint8_t* payload) noexcept;
   // the in-order accounting of a segment of the current message already in place
@@ -622,18 +585,14 @@ class Engine {
   bool rx_round_ = false;  // a packet arrived since the last progress()
   uint64_t round_ = 0;     // progress() calls so far (Peer::dack)
   uint32_t dacks_pending_ = 0;  // peers with a deferred ACK
-  // The peer walk's schedule (scan_peers). scan_due_: something since the last walk may give a
+  // The peer walk's schedule (scan_peers). scan_due_: an event since the last walk may give a
   // peer work (a packet, a send queued, a new peer, ack_all_now, deferred ACKs applied by a
-  // post that found no free slot, a shared matcher joined or left); set where that happens,
-  // cleared as a walk starts. A walk after such an event only does the work; the next round's
-  // walk (scan_at_ns_ 0) also plans: scan_at_ns_ becomes the earliest time a peer has work (0:
-  // every round while sends wait, a deferred ACK, a held packet or an ACK due at once). A round
-  // with no event before scan_at_ns_ walks no peer. Timers are only armed in walks and in the
-  // events (or later, restamped: restart_timers), so no timer is due before scan_at_ns_.
-  // posted_seen_: matcher_->posted_epoch() at the last planning walk (a receive posted, by any
-  // engine sharing the matcher, makes silent peers due a probe: probe_due_to).
-  // Without them every round walked every peer: a rank of an MPI job polling for a message
-  // paid ~4 ns a peer a poll (pollfab-bench-path BM_IdleProgress: 1,068 ns at 256 peers).
+  // post, a shared matcher joined or left); set where it happens. scan_at_ns_: the earliest
+  // time a peer has work, as the last planning walk found it (0: plan in the next round).
+  // Timers are only armed in walks and in those events (or later: restart_timers), so none is
+  // due before scan_at_ns_. posted_seen_: matcher_->posted_epoch() at that walk (a receive
+  // posted makes silent peers due a probe: probe_due_to). Before, every round walked every
+  // peer: ~4 ns a peer a poll (pollfab-bench-path BM_IdleProgress: 1,068 ns at 256 peers).
   bool scan_due_ = true;
   uint64_t scan_at_ns_ = 0;
   bool send_counter_bound_ = false;
@@ -644,26 +603,7 @@ class Engine {
 
   EngineStats stats_;
 
-  // The last packet admit() took in when it was a Data or RMA segment that its message
-  // continues after (not the last, no bundle): its sender, its peer and its header bytes;
-  // h holds the header of the newest packet on_packet took in (decoded in place). The next
-  // packet from that sender whose header has the same fields but the segment's own and the
-  // ACK it carries (wire::decode_continuation: a later segment of that message, or of another
-  // with the same length, tag and data) is taken in by that comparison: decode() and the
-  // checks up to the peer lookup would find what they found for the packet admit() took in
-  // (EngineStats::rx_continued). Forgotten at the next packet admit() takes in, a checksum
-  // failure, any peer's reset and a new endpoint id; a message's last segment leaves it (what
-  // follows with the same header is a duplicate or another such message, which the comparison
-  // takes in exactly as decode() would). Peers are never removed. Only on_packet, which nothing
-  // it calls re-enters, uses h.
-  struct RxContinuation {
-    bool valid = false;
-    PeerId pid = kNoPeer;
-    HostAddr src;
-    wire::Header h;
-    uint8_t raw[wire::kHeaderBytes] = {};
-  };
-  RxContinuation rx_cont_;
+  RxContinuation rx_cont_;  // (rx_continuation.hpp)
 };
 
 }  // namespace pollfab::transport

@@ -142,7 +142,7 @@ struct Engine::Peer {
   CcState cc;                     // congestion window (congestion.hpp)
   FlowState flow;                 // the receiver's window (flow_control.hpp)
 
-  // receive side: reliability (PSN window, ACKs) and reassembly (segmentation.cpp)
+  // receive side: reliability (PSN window, ACKs) and reassembly (reassembly.cpp)
   Seq32 rcv_nxt;
   // PSNs past rcv_nxt we accept and advertise (credits): reorder_window_pkts, or the ring's
   // size if it could not grow (memory short)

@@ -1,0 +1,242 @@
+// Engine reassembly: on receive, placing each segment straight into the matched receive buffer
+// (or the unexpected buffer) at its offset, in PSN order; the messages of a bundle one by one;
+// early placement of segments above a hole; a message cut short. The send side, segmentation,
+// is segmentation.cpp.
+#include <cstring>
+
+#include "transport/engine_state.hpp"
+
+namespace pollfab::transport {
+
+bool Engine::deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept {
+  if (wire::is_rma(h.type)) return on_rma(p, pid, h, payload);
+  bool ok;
+  if (h.flags & wire::kBundle) {
+    ok = deliver_bundle(p, pid, h, payload);
+  } else if ((h.flags & (wire::kFirst | wire::kLast | wire::kDeliveryReq)) ==
+             (wire::kFirst | wire::kLast)) {  // a whole message in one packet
+    ok = deliver_whole(p, pid, h, h.flags, h.msg_len, h.tag, h.cq_data, payload);
+  } else {
+    return deliver_message(p, pid, h, payload);
+  }
+  flush_recv_done();  // this packet's receive completions, in one call
+  return ok;
+}
+
+bool Engine::deliver_bundle(Peer& p, PeerId pid, const wire::Header& h,
+                            const uint8_t* payload) noexcept {
+  // Message 0 as the header describes it, then each entry; every one is whole (one segment, no
+  // delivery answer: decode() rejects DELIVERY_REQ on a bundle).
+  uint16_t flags = static_cast<uint16_t>(h.flags & ~wire::kBundle);
+  uint32_t len = h.msg_len;
+  uint64_t tag = h.tag, cq_data = h.cq_data;
+  const uint8_t* data = payload;
+  const uint8_t* q = payload + h.msg_len;
+  uint32_t left = h.payload_len - h.msg_len;
+  uint32_t n_msgs = 1;
+  for (uint32_t i = 0;; ++i, ++n_msgs) {
+    if (i >= p.bundle_done && !deliver_whole(p, pid, h, flags, len, tag, cq_data, data)) {
+      p.bundle_done = i;  // no room for message i: the retransmission resumes here
+      return false;
+    }
+    if (!left) break;
+    wire::BundleMsg b;
+    // decode() walked the entries to exactly the payload's end: each is read, not checked again.
+    const uint32_t used = wire::read_bundle_entry(q, b);
+#if POLLFAB_DEBUG_CHECKS
+    if (used > left) __builtin_trap();  // a bundle decode() did not accept (meson -Ddebug_checks)
+#endif
+    q += used;
+    left -= used;
+    flags = static_cast<uint16_t>(wire::kFirst | wire::kLast | b.flags);
+    len = b.len;
+    tag = b.tag;
+    cq_data = b.cq_data;
+    data = b.data;
+  }
+  // The sender's completions wait for this ACK message by message: a bundle counts as its
+  // messages towards ack_coalesce_pkts (the caller counts the packet), or a window of small
+  // sends in a few packets would wait for ack_delay_ns.
+  note_ack_pending(p);  // starts the ACK delay if this is the first pending
+  p.ack_pending += n_msgs - 2;
+  p.bundle_done = 0;
+  return true;
+}
+
+// Inline in deliver() and deliver_bundle (each message of a bundle).
+[[gnu::always_inline]] inline bool Engine::deliver_whole(Peer& p, PeerId pid,
+                                                         const wire::Header& h, uint16_t flags,
+                                                         uint32_t len, uint64_t tag,
+                                                         uint64_t cq_data,
+                                                         const uint8_t* data) noexcept {
+  // The common case straight: no message in progress and a posted receive matches. It is what
+  // deliver_message does for a whole message, without the in-progress state (cur_*) that only
+  // a message of several segments needs.
+  RecvEntry* r = p.cur_recv || p.cur_unex
+                     ? nullptr
+                     : matcher_->match_posted(pid, flags & wire::kTagged, tag, len);
+  if (!r) {  // unexpected (or a cut-short message to abort): the general path
+    wire::Header m = h;
+    m.flags = flags;
+    m.msg_len = len;
+    m.payload_len = static_cast<uint16_t>(len);
+    m.tag = tag;
+    m.cq_data = cq_data;
+    return deliver_message(p, pid, m, data);
+  }
+  place_in(*r, 0, data, len);  // (received stays: only a message in progress, cur_recv, reads it)
+  complete_whole(r, pid, len, flags, tag, cq_data);
+  return true;
+}
+
+bool Engine::deliver_message(Peer& p, PeerId pid, const wire::Header& h,
+                             const uint8_t* payload) noexcept {
+  if (h.flags & wire::kFirst) {
+    if (p.cur_recv || p.cur_unex) abort_current(p, pid);  // a message was cut short
+    SendMsg* answer = nullptr;  // FI_DELIVERY_COMPLETE: reserved now, sent once placed
+    if (h.flags & wire::kDeliveryReq) {
+      answer = new_answer(pid, h.op_slot);
+      if (!answer) return false;  // no answer slot: not accepted now; the sender resends
+      answer->ext.atomic_kind = wire::kAnswerDelivery;
+      answer->ext.addr = h.psn;  // the first PSN: the sender checks it names this message
+    }
+    const bool tagged = h.flags & wire::kTagged;
+    if (RecvEntry* r = matcher_->match_posted(pid, tagged, h.tag, h.msg_len)) {
+      p.cur_recv = r;
+      r->received = 0;
+      p.dc_answer = answer;
+    } else {
+      // Every entry counts against max_unexpected_bytes (its bookkeeping too), so a sender
+      // of endless small messages cannot grow our memory without bound: at the limit the
+      // packet stays unacknowledged (the caller answers with our credits).
+      UnexEntry* u = matcher_->new_unexpected(pid, h.flags, h.tag, h.cq_data, h.msg_len, this);
+      if (!u) {
+        if (answer) send_pool_.put(answer);
+        return false;
+      }
+      u->answer = answer;
+      p.cur_unex = u;
+    }
+    p.cur_msg_len = h.msg_len;
+    p.cur_flags = h.flags;
+    p.cur_tag = h.tag;
+    p.cur_data = h.cq_data;
+    p.cur_first_psn = Seq32(h.psn);
+    p.cur_seg = (h.flags & wire::kLast) ? 0 : h.payload_len;
+  } else if (!p.cur_recv && !p.cur_unex) {
+    ++stats_.drop_protocol;  // a middle segment with no message started: consume it
+    return true;
+  }
+  if (h.msg_len != p.cur_msg_len) {
+    abort_current(p, pid);
+    return true;
+  }
+  if (h.offset != current_received(p)) {
+    abort_current(p, pid);
+    return true;
+  }
+  place_bytes(p, h.offset, payload, h.payload_len);
+  advance_current(p, pid, h.payload_len, h.flags & wire::kLast);
+  return true;
+}
+
+uint64_t Engine::current_received(const Peer& p) noexcept {
+  return p.cur_recv ? p.cur_recv->received : p.cur_unex ? p.cur_unex->received : UINT64_MAX;
+}
+
+// Copies len payload bytes to offset off of the message being received: the posted receive's
+// iov (what lies past its capacity is truncated) or the unexpected buffer.
+[[gnu::always_inline]] inline void Engine::place_in(const RecvEntry& r, uint64_t off,
+                                                    const uint8_t* payload, uint32_t len) noexcept {
+  if (off < r.cap)
+    copy_to_iov(r.op.iov, r.op.iov_count, off, payload, std::min<uint64_t>(len, r.cap - off));
+}
+
+void Engine::place_bytes(Peer& p, uint64_t off, const uint8_t* payload, uint32_t len) noexcept {
+  if (RecvEntry* r = p.cur_recv) {
+    place_in(*r, off, payload, len);
+  } else if (len) {
+    std::memcpy(p.cur_unex->buf + off, payload, len);
+  }
+}
+
+void Engine::advance_current(Peer& p, PeerId pid, uint32_t len, bool last) noexcept {
+  if (RecvEntry* r = p.cur_recv) {
+    r->received += len;
+    if (!last) return;
+    p.cur_recv = nullptr;
+    finish_recv(r, pid, p.cur_msg_len, p.cur_flags, p.cur_tag, p.cur_data,
+                p.cur_msg_len > r->cap ? Status::Truncated : Status::Ok);
+    if (SendMsg* a = p.dc_answer) {  // placed: tell the sender (FI_DELIVERY_COMPLETE)
+      p.dc_answer = nullptr;
+      queue_msg(p, a);
+    }
+  } else if (UnexEntry* u = p.cur_unex) {
+    u->received += len;
+    if (!last) return;
+    u->complete = true;
+    p.cur_unex = nullptr;
+    finish_unexpected(u);
+  }
+}
+
+// Early placement. While a hole is repaired, the segments above it would wait in their packet
+// buffers for a couple of RTTs and be copied cold; a receiver that is the bottleneck (memif)
+// pays for every one of them. A segment is placed at once when it provably belongs to the
+// message being received: not a first segment, the same message length, and the offset its PSN
+// implies (every segment but the last carries cur_seg bytes: transmit cuts seg_cap() each).
+// A sender that breaks that rule only has its segment held as before.
+bool Engine::place_early(Peer& p, const wire::Header& h, const uint8_t* payload) noexcept {
+  if (h.type != wire::Type::Data || (h.flags & wire::kFirst) || !p.cur_seg) return false;
+  if (!p.cur_recv && !p.cur_unex) return false;
+  if (h.msg_len != p.cur_msg_len) return false;
+  const uint32_t len = h.payload_len;
+  const bool last = h.flags & wire::kLast;
+  const uint64_t off = uint64_t(Seq32(h.psn) - p.cur_first_psn) * p.cur_seg;
+  if (off != h.offset || off + len > h.msg_len) return false;
+  if (last ? off + len != h.msg_len : len != p.cur_seg) return false;
+  if (off <= current_received(p)) return false;  // not above the hole: deliver() has it
+  place_bytes(p, off, payload, len);
+  return true;
+}
+
+void Engine::deliver_placed(Peer& p, PeerId pid, const ReorderBuffer::Placed& pl) noexcept {
+  if (current_received(p) != pl.offset) {  // the message was cut short in between (abort_current)
+    ++stats_.drop_protocol;
+    return;
+  }
+  advance_current(p, pid, pl.len, pl.last);
+}
+
+void Engine::fail_current(Peer& p, PeerId pid, Status st) noexcept {
+  if (p.dc_answer) {  // the message never got placed: no delivery to report
+    send_pool_.put(p.dc_answer);
+    p.dc_answer = nullptr;
+  }
+  if (p.cur_unex && p.cur_unex->answer) {
+    send_pool_.put(static_cast<SendMsg*>(p.cur_unex->answer));
+    p.cur_unex->answer = nullptr;
+  }
+  if (p.cur_recv) {
+    RecvEntry* r = p.cur_recv;
+    p.cur_recv = nullptr;
+    finish_recv(r, pid, p.cur_msg_len, p.cur_flags, p.cur_tag, p.cur_data, st);
+  }
+  if (p.cur_unex) {
+    UnexEntry* u = p.cur_unex;
+    p.cur_unex = nullptr;
+    if (u->claimed) {
+      RecvEntry* r = u->claimed;
+      u->claimed = nullptr;
+      finish_recv(r, pid, u->msg_len, u->flags, u->tag, u->cq_data, st);
+    }
+    matcher_->free_unexpected(u);
+  }
+}
+
+void Engine::abort_current(Peer& p, PeerId pid) noexcept {
+  ++stats_.drop_protocol;
+  fail_current(p, pid, Status::IoError);
+}
+
+}  // namespace pollfab::transport
