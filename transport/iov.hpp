@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "lib/util/small_copy.hpp"
+
 namespace pollfab::transport {
 
 // copy_to_iov's walk over several entries (out of line: the one-buffer case inlined stays
@@ -21,11 +23,12 @@ namespace pollfab::transport {
   }
 }
 
-// Copies len bytes from src into the iov list at byte offset off (clipped to the iov).
+// Copies len bytes from src into the iov list at byte offset off (clipped to the iov). One
+// buffer: inline, short copies without a call (util::copy_bytes).
 inline void copy_to_iov(const iovec* iov, uint32_t cnt, uint64_t off, const uint8_t* src,
                         uint64_t len) noexcept {
   if (cnt == 1 && off + len <= iov[0].iov_len) [[likely]] {  // one buffer: no walk
-    if (len) std::memcpy(static_cast<uint8_t*>(iov[0].iov_base) + off, src, len);
+    util::copy_bytes(static_cast<uint8_t*>(iov[0].iov_base) + off, src, len);  // (len may be 0)
     return;
   }
   copy_to_iov_walk(iov, cnt, off, src, len);
@@ -43,12 +46,12 @@ inline void copy_to_iov(const iovec* iov, uint32_t cnt, uint64_t off, const uint
 }
 
 // Copies len bytes at byte offset off of the iov list into dst. Always inline (a compare and
-// a memcpy call for one buffer): a caller grown past the inliner's budget, such as
-// Engine::post_send with a bundle append in it, would otherwise call it.
+// a copy for one buffer): a caller grown past the inliner's budget, such as Engine::post_send
+// with a bundle append in it, would otherwise call it.
 [[gnu::always_inline]] inline void copy_from_iov(const iovec* iov, uint32_t cnt, uint64_t off,
                                                  uint8_t* dst, uint64_t len) noexcept {
   if (cnt == 1 && off + len <= iov[0].iov_len) [[likely]] {  // one buffer: no walk
-    if (len) std::memcpy(dst, static_cast<const uint8_t*>(iov[0].iov_base) + off, len);
+    util::copy_bytes(dst, static_cast<const uint8_t*>(iov[0].iov_base) + off, len);
     return;
   }
   copy_from_iov_walk(iov, cnt, off, dst, len);

@@ -1,6 +1,7 @@
 // The scatter/gather copies (transport/iov.hpp): one buffer (the common case, inlined) and the
 // walk over several entries give the same bytes, start at the byte offset asked for, clip at
-// the list's end and never write past an entry.
+// the list's end and never write past an entry; and the short copies they use for one buffer
+// (lib/util/small_copy.hpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/util/small_copy.hpp"
 #include "transport/iov.hpp"
 
 namespace pollfab::transport {
@@ -78,6 +80,49 @@ TEST(Iov, CopiesOutOfOneBufferOrSeveralFromAnOffset) {
   uint8_t untouched = kGuard;  // nothing to copy: nothing written
   copy_from_iov(&single, 1, 30, &untouched, 0);
   EXPECT_EQ(untouched, kGuard);
+}
+
+// The short copies (util::copy_small, through copy_bytes, which copy_to_iov and copy_from_iov
+// use for one buffer): every length up to past kSmallCopyMax, at every alignment of source
+// and destination within 16 bytes, copies exactly the bytes asked for and writes nothing
+// before or after them.
+TEST(Iov, ShortCopiesMoveExactlyTheirBytesAtEveryLengthAndAlignment) {
+  const std::vector<uint8_t> src = pattern(util::kSmallCopyMax + 32);
+  for (size_t n = 0; n <= util::kSmallCopyMax + 16; ++n)
+    for (size_t so = 0; so < 16; ++so)
+      for (size_t dof = 0; dof < 16; ++dof) {
+        std::vector<uint8_t> dst(16 + n + 16, kGuard);
+        util::copy_bytes(dst.data() + dof, src.data() + so, n);
+        for (size_t i = 0; i < dst.size(); ++i) {
+          const bool inside = i >= dof && i < dof + n;
+          const uint8_t want = inside ? src[so + i - dof] : kGuard;
+          if (dst[i] != want) {
+            ADD_FAILURE() << "length " << n << " source offset " << so << " destination offset "
+                          << dof << ": byte " << i << " is " << int(dst[i]) << ", not "
+                          << int(want);
+            return;
+          }
+        }
+      }
+}
+
+// Through the iov: a one-entry list and a message of each short length land in place, with
+// the entry's bytes after them untouched (a posted receive larger than the message).
+TEST(Iov, ShortMessagesLandInALargerBufferAndLeaveItsRest) {
+  const std::vector<uint8_t> src = pattern(util::kSmallCopyMax + 8);
+  for (size_t n = 0; n <= util::kSmallCopyMax + 8; ++n) {
+    SCOPED_TRACE("length " + std::to_string(n));
+    Guarded buf(util::kSmallCopyMax + 16);
+    iovec one = buf.iov();
+    copy_to_iov(&one, 1, 3, src.data(), n);
+    for (size_t i = 0; i < buf.len; ++i)
+      ASSERT_EQ(buf.mem[i], i >= 3 && i < 3 + n ? src[i - 3] : 0) << i;
+    EXPECT_TRUE(buf.guard_intact());
+    std::vector<uint8_t> back(n + 1, kGuard);
+    copy_from_iov(&one, 1, 3, back.data(), n);
+    EXPECT_TRUE(std::equal(back.begin(), back.begin() + n, src.begin()));
+    EXPECT_EQ(back[n], kGuard);
+  }
 }
 
 }  // namespace
