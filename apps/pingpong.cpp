@@ -15,6 +15,8 @@
 // JSON object per size instead of the table. --progress auto asks fi_getinfo for automatic
 // progress; --wait fd|unspec|yield opens the CQs with that wait object and awaits completions
 // by fi_trywait + poll(2) on FI_GETWAIT (fd) or fi_cq_sread (docs/progress.md).
+// The fabric (opening it, the name exchange or introduction, the connection, and the post and
+// wait calls) is pingpong_fabric.cpp; this file has the runs, their results and the options.
 #include "apps/pingpong.hpp"
 
 #include <rdma/fabric.h>

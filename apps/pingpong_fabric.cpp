@@ -127,7 +127,6 @@ int connect_msg(Fabric& f, const PingpongArgs& a, Oob& oob) {
 
 }  // namespace
 
-
 // Waits for n completions on cq; errors are printed. Returns 0 or a positive error.
 int wait_cq(Fabric& f, fid_cq* cq, size_t n) {
   fi_cq_entry e[16];

@@ -1,6 +1,7 @@
 // `pollfab pingpong`'s fabric (pingpong_fabric.cpp): the objects one side of the test opens
 // and the calls its runs make. Errors are printed (stderr, naming the call) and returned as a
-// positive errno (0: success), as the command's exit status.
+// positive number for the command's exit status: the errno of a failed fi_* call, else 1
+// (0: success).
 #pragma once
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -15,10 +16,12 @@
 
 namespace pollfab::apps::pingpong {
 
-// One side's libfabric objects, closed in order by the destructor. txbuf/rxbuf: the
-// registered message buffers (args.max_size each); txctx/rxctx: the one send and the one
-// receive context every post uses; inject: the endpoint's inject_size; wait/txfd/rxfd: the
-// CQs' wait object and its FI_GETWAIT descriptors (wait fd).
+// One side's libfabric objects, closed in order by the destructor. txbuf/rxbuf: the message
+// buffers, max(64, min(max_msg_size, args.max_size)) bytes each; mr/desc: txbuf's
+// registration when the provider asks for FI_MR_LOCAL (desc serves both buffers);
+// txctx/rxctx: the one send and the one receive context every post uses; inject: the
+// endpoint's inject_size; wait/txfd/rxfd: the CQs' wait object and its FI_GETWAIT
+// descriptors (wait fd).
 struct Fabric {
   fi_info* info = nullptr;
   fid_fabric* fabric = nullptr;
@@ -55,10 +58,11 @@ struct Fabric {
   }
 };
 
-// Prints "pollfab pingpong: WHAT: fi_strerror (r)" and returns the positive errno of r.
+// Prints "pollfab pingpong: WHAT: fi_strerror (r)" and returns -r (r < 0), else 1.
 int fail(const char* what, int r);
 // Waits for n completions on cq (polling, fi_cq_sread or poll(2) on FI_GETWAIT, as f.wait
-// says), at most f.timeout_ms without one; an error entry is printed and returned.
+// says), at most f.timeout_ms for all n (FI_ETIMEDOUT); an error entry is printed and its
+// error returned.
 int wait_cq(Fabric& f, fid_cq* cq, size_t n);
 // Posts the one receive (rxbuf, len bytes), driving progress while the endpoint answers
 // -FI_EAGAIN.

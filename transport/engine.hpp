@@ -79,9 +79,9 @@
 #include "transport/engine_stats.hpp"
 #include "transport/matcher.hpp"
 #include "transport/mr_lookup.hpp"
-#include "transport/reorder_buffer.hpp"
 #include "transport/ops.hpp"
 #include "transport/packet_io.hpp"
+#include "transport/reorder_buffer.hpp"
 #include "transport/rx_continuation.hpp"
 #include "transport/wire.hpp"
 
@@ -587,12 +587,14 @@ class Engine {
   uint32_t dacks_pending_ = 0;  // peers with a deferred ACK
   // The peer walk's schedule (scan_peers). scan_due_: an event since the last walk may give a
   // peer work (a packet, a send queued, a new peer, ack_all_now, deferred ACKs applied by a
-  // post, a shared matcher joined or left); set where it happens. scan_at_ns_: the earliest
-  // time a peer has work, as the last planning walk found it (0: plan in the next round).
-  // Timers are only armed in walks and in those events (or later: restart_timers), so none is
-  // due before scan_at_ns_. posted_seen_: matcher_->posted_epoch() at that walk (a receive
-  // posted makes silent peers due a probe: probe_due_to). Before, every round walked every
-  // peer: ~4 ns a peer a poll (pollfab-bench-path BM_IdleProgress: 1,068 ns at 256 peers).
+  // post, a shared matcher joined or left); set where it happens, cleared as a walk starts.
+  // scan_at_ns_: the earliest time a peer has work, as the last planning walk found it; 0
+  // after a walk that did not plan (the next round's walk does), or while a peer has work at
+  // every round (sends waiting, a deferred ACK, a held packet, an ACK due at once). Timers are
+  // only armed in walks and in those events (or later: restart_timers), so none is due before
+  // scan_at_ns_. posted_seen_: matcher_->posted_epoch() at that walk (a receive posted makes
+  // silent peers due a probe: probe_due_to). Before, every round walked every peer: ~4 ns a
+  // peer a poll (pollfab-bench-path BM_IdleProgress: 1,068 ns at 256 peers).
   bool scan_due_ = true;
   uint64_t scan_at_ns_ = 0;
   bool send_counter_bound_ = false;

@@ -33,7 +33,8 @@ struct EngineStats {
   uint64_t rma_rejected = 0;    // peers' requests refused (key, range, access, op, datatype)
   uint64_t acks_deferred = 0;   // piggybacked ACKs processed after the reply left (Peer::dack)
   uint64_t rx_continued = 0;    // packets taken in by comparison with the one before (a later
-                                // segment of the same message: Engine::RxContinuation)
+                                // segment of the same message: RxContinuation,
+                                // transport/rx_continuation.hpp)
 };
 
 // Per-peer counters and protocol state, a snapshot (Engine::peer_stats).

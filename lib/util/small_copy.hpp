@@ -1,12 +1,14 @@
-// copy_small: memcpy for the short copies of the message path (a 64-byte message into its
-// bundle on send, out of it into the posted receive on delivery), inline and without a call.
-// A libc memcpy call for 64 bytes was ~25 instructions a message on each side of the message
-// rate (the call, its size dispatch and its return; docs/performance.md item 69); this is at
-// most four 16-byte loads and stores that may overlap, chosen by two or three compares. The
-// technique is DPDK's rte_memcpy (and libc's own for short sizes): copy the head and the
-// tail of the range with fixed-size moves, which overlap in the middle when n is not a
-// multiple of the move.
-// dst and src must not overlap (as memcpy). Thread-safety: pure.
+// copy_bytes: memcpy for the copies of the message path, with the short ones (a 64-byte
+// message into its bundle on send, out of it into the posted receive on delivery) inline and
+// without a call. A libc memcpy call for 64 bytes was ~25 instructions a message on each side
+// of the message rate (the call, its size dispatch and its return; docs/performance.md item
+// 69); copy_small is at most four 16-byte loads, then as many stores, chosen by two to five
+// compares. The technique is DPDK's rte_memcpy (and libc's own for short sizes): copy the
+// head and the tail of the range with fixed-size moves, which overlap in the middle when n
+// is not a multiple of the move.
+// dst and src must not overlap (memcpy's rule; every load comes before the first store, so an
+// overlap would still copy right, but nothing relies on it). Thread-safety: no shared state
+// (the caller owns both ranges).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -14,40 +16,60 @@
 
 namespace pollfab::util {
 
-// The size copy_small takes; longer copies go to memcpy (copy_bytes).
-inline constexpr size_t kSmallCopyMax = 64;
+// The largest copy, in bytes, that copy_bytes makes inline (copy_small); longer ones call
+// memcpy.
+inline constexpr size_t kSmallCopyMaxBytes = 64;
 
 namespace detail {
 template <size_t N>
-[[gnu::always_inline]] inline void move_fixed(uint8_t* dst, const uint8_t* src) noexcept {
-  uint8_t tmp[N];
-  __builtin_memcpy(tmp, src, N);  // a fixed size: one load (and one store) of N bytes
-  __builtin_memcpy(dst, tmp, N);
+struct Chunk {
+  uint8_t b[N];
+};
+template <size_t N>
+[[gnu::always_inline]] inline Chunk<N> load(const uint8_t* src) noexcept {
+  Chunk<N> c;
+  __builtin_memcpy(c.b, src, N);  // a fixed size: one load of N bytes
+  return c;
+}
+template <size_t N>
+[[gnu::always_inline]] inline void store(uint8_t* dst, const Chunk<N>& c) noexcept {
+  __builtin_memcpy(dst, c.b, N);
+}
+// Copies n bytes, N <= n <= 2N, as the first N and the last N (overlapping when n < 2N).
+template <size_t N>
+[[gnu::always_inline]] inline void head_tail(uint8_t* dst, const uint8_t* src, size_t n) noexcept {
+  const Chunk<N> h = load<N>(src), t = load<N>(src + n - N);
+  store<N>(dst, h);
+  store<N>(dst + n - N, t);
 }
 }  // namespace detail
 
-// Copies n <= kSmallCopyMax bytes from src to dst.
+// Copies n bytes, n <= kSmallCopyMaxBytes, from src to dst (n 0: nothing). Larger n is a
+// caller's error: trapped under -Ddebug_checks, else only the first and last 32 bytes move.
 [[gnu::always_inline]] inline void copy_small(uint8_t* dst, const uint8_t* src, size_t n) noexcept {
-  using detail::move_fixed;
+  using namespace detail;
+#if POLLFAB_DEBUG_CHECKS
+  if (n > kSmallCopyMaxBytes) __builtin_trap();  // (meson -Ddebug_checks)
+#endif
   if (n >= 16) {
     if (n > 32) {  // 33..64: the first 32 and the last 32
-      move_fixed<16>(dst, src);
-      move_fixed<16>(dst + 16, src + 16);
-      move_fixed<16>(dst + n - 32, src + n - 32);
-      move_fixed<16>(dst + n - 16, src + n - 16);
-    } else {  // 16..32
-      move_fixed<16>(dst, src);
-      move_fixed<16>(dst + n - 16, src + n - 16);
+      const Chunk<16> a = load<16>(src), b = load<16>(src + 16), c = load<16>(src + n - 32),
+                      d = load<16>(src + n - 16);
+      store<16>(dst, a);
+      store<16>(dst + 16, b);
+      store<16>(dst + n - 32, c);
+      store<16>(dst + n - 16, d);
+    } else {
+      head_tail<16>(dst, src, n);  // 16..32
     }
   } else if (n >= 8) {
-    move_fixed<8>(dst, src);
-    move_fixed<8>(dst + n - 8, src + n - 8);
+    head_tail<8>(dst, src, n);
   } else if (n >= 4) {
-    move_fixed<4>(dst, src);
-    move_fixed<4>(dst + n - 4, src + n - 4);
-  } else if (n) {  // 1..3
+    head_tail<4>(dst, src, n);
+  } else if (n >= 2) {
+    head_tail<2>(dst, src, n);
+  } else if (n) {
     dst[0] = src[0];
-    if (n > 1) move_fixed<2>(dst + n - 2, src + n - 2);
   }
 }
 
@@ -57,9 +79,10 @@ template <size_t N>
   std::memcpy(dst, src, n);
 }
 
-// memcpy, with the short sizes of the message path inline (copy_small).
+// memcpy(dst, src, n) for ranges that do not overlap, with the short sizes inline
+// (copy_small).
 [[gnu::always_inline]] inline void copy_bytes(void* dst, const void* src, size_t n) noexcept {
-  if (n <= kSmallCopyMax) {
+  if (n <= kSmallCopyMaxBytes) {
     copy_small(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), n);
     return;
   }

@@ -1,9 +1,10 @@
-// Bundling (segmentation.cpp, wire::kBundle): small whole messages posted to one peer while the
-// packet of the message before them still waits in the tx queue ride in that packet: one PSN,
-// one header, one acknowledgement for many. What the application sees is unchanged: the same
-// messages, in order, each with its own tag, CQ data and completion; what the link sees: fewer
-// packets. A lost bundle is resent whole; a receiver that runs out of unexpected-message room
-// part way through a bundle takes the rest from the retransmission, without duplicates.
+// Bundling (segmentation.cpp sends, reassembly.cpp receives; wire::kBundle): small whole
+// messages posted to one peer while the packet of the message before them still waits in the
+// tx queue ride in that packet: one PSN, one header, one acknowledgement for many. What the
+// application sees is unchanged: the same messages, in order, each with its own tag, CQ data
+// and completion; what the link sees: fewer packets. A lost bundle is resent whole; a
+// receiver that runs out of unexpected-message room part way through a bundle takes the rest
+// from the retransmission, without duplicates.
 #include <gtest/gtest.h>
 
 #include <functional>

@@ -189,7 +189,7 @@ TEST_F(SegmentHeaders, AResentMiddleSegmentIsBuiltAfreshWithRetransmitAndTheAckO
 }
 
 // The receiver takes in a message's later segments by comparing each header with the one
-// before (Engine::RxContinuation, wire::decode_continuation). A later segment that differs
+// before (RxContinuation in transport/rx_continuation.hpp, wire::decode_continuation). A later segment that differs
 // where a continuation may not goes through every check, as any packet does: one addressed to
 // another incarnation is dropped as stale, one whose offset runs past the message as malformed,
 // and the resent copy completes the message.
