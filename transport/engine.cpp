@@ -323,6 +323,11 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
   return d;
 }
 
+[[gnu::always_inline]] inline bool Engine::work_every_round(const Peer& p) const noexcept {
+  return p.sq_next || p.held.has(p.rcv_nxt) ||
+         (p.ack_pending && p.ack_pending >= cfg_.ack_coalesce_pkts);
+}
+
 template <bool Plan>
 [[gnu::always_inline]] inline void Engine::scan_peers(bool credit_update) noexcept {
   scan_due_ = false;  // an event during the walk (a queued answer) sets it again
@@ -345,8 +350,7 @@ template <bool Plan>
     // Read after drain_held: what it queues (a delivery answer) reads the clock afresh and
     // may store a later time (heard_ns) than the round's reading.
     const uint64_t now = now_;
-    uint64_t live = UINT64_MAX;  // when check_liveness acts on p next
-    if (cfg_.peer_timeout_ns && !p.dead) live = check_liveness(p, static_cast<PeerId>(i), now);
+    if (cfg_.peer_timeout_ns && !p.dead) check_liveness(p, static_cast<PeerId>(i), now);
     if (p.dead) continue;  // (its queue, timers and ACK state went with it: reset_peer)
     if (p.rto_deadline_ns && now >= p.rto_deadline_ns) on_rto(p, now);
     if (p.loss_deadline_ns && now >= p.loss_deadline_ns) detect_loss(p, now);
@@ -364,14 +368,13 @@ template <bool Plan>
     if (!p.ack_pending) p.ack_idle = false;
     p.rx_this_round = false;
     if constexpr (Plan) {
-      // When p has work next: at the next round while sends wait (for the window, credits or
-      // a buffer: pump retries), a packet held at rcv_nxt waits or enough ACKs are pending;
-      // else when its first timer (liveness included) is.
-      if (p.sq_next || p.held.has(p.rcv_nxt) ||
-          (p.ack_pending && p.ack_pending >= cfg_.ack_coalesce_pkts))
+      // When p has work next: at the next round (work_every_round), else when its first
+      // timer, liveness included, is (computed here: a walk that does not plan skips it).
+      if (work_every_round(p))
         next = 0;
       else
-        next = std::min({next, live, timers_due_ns(p)});
+        next = std::min({next, timers_due_ns(p),
+                         cfg_.peer_timeout_ns ? liveness_deadline(p) : UINT64_MAX});
     }
   }
   if constexpr (Plan) scan_at_ns_ = std::min(scan_at_ns_, next);
@@ -418,9 +421,7 @@ bool Engine::peer_work_due() const noexcept {
   for (auto& pp : peers_) {
     const Peer& p = *pp;
     if (p.dead) continue;
-    if (p.sq_next || p.held.has(p.rcv_nxt) ||
-        (p.ack_pending && p.ack_pending >= cfg_.ack_coalesce_pkts))
-      return true;
+    if (work_every_round(p)) return true;
     if (now_ >= timers_due_ns(p)) return true;
     if (cfg_.peer_timeout_ns && now_ >= liveness_deadline(p)) return true;
   }

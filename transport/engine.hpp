@@ -374,9 +374,8 @@ class Engine {
 
   // liveness (liveness.cpp)
   void reset_peer(Peer& p, PeerId pid, Status st) noexcept;
-  // Declares p dead, or probes it, if due at now. Returns when it is due next (as
-  // liveness_deadline(p) after what it did), UINT64_MAX if never or if it declared p dead.
-  uint64_t check_liveness(Peer& p, PeerId pid, uint64_t now) noexcept;
+  // Declares p dead, or probes it, if due at now.
+  void check_liveness(Peer& p, PeerId pid, uint64_t now) noexcept;
   // When check_liveness acts on p next (declares it dead or probes it); UINT64_MAX: never.
   uint64_t liveness_deadline(const Peer& p) const noexcept;
   // progress()'s walk over the peers (deferred ACKs, held packets, liveness, timers, queued
@@ -386,10 +385,12 @@ class Engine {
   // (the next round's walk plans). Inline in progress, its one caller.
   template <bool Plan>
   inline void scan_peers(bool credit_update) noexcept;
-  // When p's timers have work (ns): RTO, loss probe, ACK delay; 0 for an ACK due at once or a
-  // deferred ACK; UINT64_MAX if none. Liveness aside (liveness_deadline). Inline in engine.cpp:
-  // next_deadline_ns, scan_peers' plan, the debug check.
+  // Inline in engine.cpp (next_deadline_ns, scan_peers' plan, the debug check). When p's
+  // timers have work (ns): RTO, loss probe, ACK delay; 0 for an ACK due at once or a deferred
+  // ACK; UINT64_MAX if none; liveness aside (liveness_deadline). work_every_round: p has work
+  // at every round (sends waiting: pump retries; a packet held at rcv_nxt; ACKs to coalesce).
   inline uint64_t timers_due_ns(const Peer& p) const noexcept;
+  inline bool work_every_round(const Peer& p) const noexcept;
 #if POLLFAB_DEBUG_CHECKS
   // A peer has work due now that a walk would do (a skipped round must find none).
   bool peer_work_due() const noexcept;

@@ -95,28 +95,19 @@ uint64_t Engine::liveness_deadline(const Peer& p) const noexcept {
   return d;
 }
 
-uint64_t Engine::check_liveness(Peer& p, PeerId pid, uint64_t now) noexcept {
-  // As liveness_deadline, each predicate read once: the walk's next deadline comes with it.
-  uint64_t d = UINT64_MAX;
-  if (waiting_on(p)) {
-    if (now - p.heard_ns >= cfg_.peer_timeout_ns) {
-      declare_dead(p, pid);
-      return UINT64_MAX;
-    }
-    d = p.heard_ns + cfg_.peer_timeout_ns;
+void Engine::check_liveness(Peer& p, PeerId pid, uint64_t now) noexcept {
+  if (waiting_on(p) && now - p.heard_ns >= cfg_.peer_timeout_ns) {
+    declare_dead(p, pid);
+    return;
   }
-  if (probe_due_to(p)) {
-    if (now - p.heard_ns < cfg_.peer_timeout_ns / 4)
-      return std::min(d, p.heard_ns + cfg_.peer_timeout_ns / 4);
+  if (probe_due_to(p) && now - p.heard_ns >= cfg_.peer_timeout_ns / 4) {
     p.ack_now = true;
     if (!p.ack_pending) note_ack_pending(p);
     p.probe_ns = now;
     p.heard_ns = now;  // the timeout runs from the probe
     send_ack(p);
     ++stats_.probes_tx;
-    d = now + cfg_.peer_timeout_ns;  // waiting on the probe's answer now
   }
-  return d;
 }
 
 void Engine::declare_dead(Peer& p, PeerId pid) noexcept {
