@@ -32,6 +32,7 @@ Engine::Engine(const EngineConfig& cfg, PacketIo& io, Clock& clock, CompletionSi
     cfg_.reorder_window_pkts /= 2;
   zc_min_ = cfg_.reliable ? io_.zero_copy_min_bytes() : UINT32_MAX;
   ack_req_msgs_ = std::max<uint32_t>(2, cfg_.ack_coalesce_pkts / 2);
+  ack_waited_ns_ = std::max<uint64_t>(1, cfg_.ack_delay_ns / 2);
   if (!cfg_.reliable) cfg_.max_msg_size = std::min<uint64_t>(cfg_.max_msg_size, seg_bytes_);
   cfg_.max_msg_size = std::min<uint64_t>(cfg_.max_msg_size, 0xffffffffull);
   cfg_.inject_size = std::min<uint32_t>(cfg_.inject_size, uint32_t(cfg_.max_msg_size));
@@ -287,9 +288,14 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
   p.heard_ns = last_rx_ns_;
   p.probe_ns = 0;
   if (h.flags & wire::kAckValid) {
+    // How p acknowledges our data (Peer::ack_waited): an ACK that held out p's ACK delay says
+    // p sends no reply to carry it; an ACK on p's data says it does.
+    const bool acks_new = Seq32(h.ack_psn) > p.snd_una;
     if (h.type == wire::Type::Ack) {
+      if (acks_new && h.ack_delay_ns >= ack_waited_ns_) p.ack_waited = true;
       on_ack(p, h, pkt.data + wire::kHeaderBytes, h.payload_len);
     } else if (ack_news(p, h)) {
+      if (acks_new) p.ack_waited = false;
       if (can_defer_ack(p, h)) defer_ack(p, h);
       else on_ack(p, h, nullptr, 0);
     }

@@ -541,6 +541,9 @@ class Engine {
   // Queued messages of a peer from which a flushed burst asks for its ACK (request_ack):
   // max(2, ack_coalesce_pkts / 2). A deferred ACK's messages plus the reply stay below it.
   uint32_t ack_req_msgs_ = 2;
+  // A standalone ACK sent this long (ns) or longer after the data it covers arrived held out
+  // the peer's ACK delay (Peer::ack_waited): half our own ack_delay_ns, at least 1.
+  uint64_t ack_waited_ns_ = 1;
 
   std::vector<std::unique_ptr<Peer>> peers_;
   std::unordered_map<PeerAddr, PeerId, PeerAddrHash> peer_index_;

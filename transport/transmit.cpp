@@ -156,13 +156,16 @@ void Engine::flush_after_post_slow(uint32_t op_flags, bool idle) noexcept {
 // A sender holding many sends' completions and nothing more to send asks for its ACK at once
 // (ACK_REQ on the newest queued data packet) rather than after the receiver's ACK delay: a
 // window of small messages fits a few packets, fewer than ack_coalesce_pkts, and each window
-// would otherwise wait ack_delay_ns for its completions. A request-response peer (a message or two in flight) keeps the piggyback.
+// would otherwise wait ack_delay_ns for its completions. A request-response peer (a message or
+// two in flight) keeps the piggyback on its reply, unless its ACKs show it sends none
+// (Peer::ack_waited): then one message waiting is enough to ask.
 void Engine::request_ack() noexcept {
   const TxSlot* t = txq_slot_[txq_len_ - 1];  // the newest data packet, unsent, unsealed
   if (!t || txq_sealed_ >= txq_len_ || !t->msg) return;
   const Peer& p = P(t->msg->op.peer);
-  // Only a burst that leaves nothing behind (the sender now waits) asks.
-  if (p.sq_next || p.queued_msgs < ack_req_msgs_) return;
+  // Only a burst that leaves nothing behind (the sender now waits) asks; one message is enough
+  // when the peer does not reply (Peer::ack_waited).
+  if (p.sq_next || p.queued_msgs < (p.ack_waited ? 1u : ack_req_msgs_)) return;
   uint8_t* hdr = txq_[txq_len_ - 1].data;
   util::store_be16(hdr + 4, util::load_be16(hdr + 4) | wire::kAckReq);
 }

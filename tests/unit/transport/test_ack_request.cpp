@@ -1,0 +1,127 @@
+// When a sender asks for its ACK at once (ACK_REQ, Engine::request_ack) and what a user sees of
+// it: how long a send waits for its completion. A receiver holds its ACK up to ack_delay_ns for
+// a reply to carry it; a one-way stream with few sends in flight gets no reply, and each window
+// would wait out that delay. A peer whose ACKs held out the delay is known not to reply
+// (Peer::ack_waited): after the first such ACK, a single waiting send asks. A peer that replies
+// keeps the piggyback: its ACKs ride on its replies and it sends no standalone ones.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "tests/unit/transport/harness.hpp"
+
+namespace pollfab::transport::test {
+namespace {
+
+using util::Status;
+
+constexpr uint64_t kLatency = 1'000;  // one way, ns
+const uint64_t kAckDelay = EngineConfig{}.ack_delay_ns;
+
+MemLinkConfig short_link() {
+  MemLinkConfig lc;
+  lc.latency_ns = kLatency;
+  return lc;
+}
+
+size_t count(const RecordingSink& s, uint32_t kind) {
+  size_t n = 0;
+  for (const auto& c : s.comps) n += (c.flags & kind) && c.status == Status::Ok;
+  return n;
+}
+
+// `windows` windows of `window` 64-byte sends a -> b, each window posted at once and its
+// completions awaited before the next (b re-posts its receives and never sends). Returns how
+// long each window took, in ns.
+std::vector<uint64_t> one_way(Pair& t, int windows, int window) {
+  static char buf[64] = "one way";
+  static char in[64];  // every receive's buffer (the messages are alike)
+  for (int i = 0; i < windows * window; ++i) EXPECT_EQ(t.b->recv(make_recv(in, sizeof in)), Status::Ok);
+  std::vector<uint64_t> took;
+  for (int w = 0; w < windows; ++w) {
+    const uint64_t t0 = t.clock.now_ns();
+    for (int i = 0; i < window; ++i)
+      EXPECT_EQ(t.a->send(make_send(t.a_to_b, buf, sizeof buf)), Status::Ok);
+    const size_t want = size_t(w + 1) * window;
+    EXPECT_TRUE(t.run_until([&] { return count(t.sink_a, kCompSend) == want; }));
+    took.push_back(t.clock.now_ns() - t0);
+  }
+  EXPECT_EQ(count(t.sink_b, kCompRecv), size_t(windows * window));
+  return took;
+}
+
+TEST(AckRequest, AOneWayStreamOfSingleSendsWaitsOutTheAckDelayOnlyOnce) {
+  Pair t(short_link());
+  const std::vector<uint64_t> took = one_way(t, 20, 1);
+  // The first send's ACK waits for a reply that never comes; it tells a so (its ack_delay_ns).
+  EXPECT_GE(took[0], kAckDelay);
+  for (size_t i = 1; i < took.size(); ++i)
+    EXPECT_LT(took[i], 4 * kLatency) << "send " << i << " waited for b's ACK delay";
+  EXPECT_EQ(t.a->stats().retx_pkts, 0u);
+  EXPECT_EQ(t.b->stats().acks_tx, 20u) << "one ACK a send";
+}
+
+TEST(AckRequest, SmallWindowsOfAOneWayStreamDoNotWaitOutTheAckDelay) {
+  // Windows of 2..7: below the threshold at which any sender asks (ack_coalesce_pkts / 2 = 8).
+  for (int window : {2, 4, 7}) {
+    Pair t(short_link());
+    const std::vector<uint64_t> took = one_way(t, 10, window);
+    for (size_t i = 1; i < took.size(); ++i)
+      EXPECT_LT(took[i], 4 * kLatency) << "window of " << window << ", number " << i;
+  }
+}
+
+TEST(AckRequest, APeerThatRepliesKeepsItsAcksOnItsReplies) {
+  // A ping-pong of sends that ask for completions: every ACK rides on the next message, none
+  // leaves standalone in the middle, and no request asks for one (which would make the other
+  // side send it before its reply).
+  Pair t(short_link());
+  char ping[16] = "ping", pong[16] = "pong";
+  std::vector<char> in_a(16), in_b(16);
+  ASSERT_EQ(t.b->recv(make_recv(in_b.data(), in_b.size())), Status::Ok);
+  ASSERT_EQ(t.a->recv(make_recv(in_a.data(), in_a.size())), Status::Ok);
+  constexpr int kRounds = 30;
+  for (int i = 0; i < kRounds; ++i) {
+    ASSERT_EQ(t.a->send(make_send(t.a_to_b, ping, sizeof ping)), Status::Ok);
+    ASSERT_TRUE(t.run_until([&] { return count(t.sink_b, kCompRecv) == size_t(i + 1); }));
+    ASSERT_EQ(t.b->recv(make_recv(in_b.data(), in_b.size())), Status::Ok);
+    ASSERT_EQ(t.b->send(make_send(t.b_to_a, pong, sizeof pong)), Status::Ok);
+    ASSERT_TRUE(t.run_until([&] { return count(t.sink_a, kCompRecv) == size_t(i + 1); }));
+    ASSERT_EQ(t.a->recv(make_recv(in_a.data(), in_a.size())), Status::Ok);
+  }
+  EXPECT_EQ(t.a->stats().acks_tx, 0u);
+  EXPECT_EQ(t.b->stats().acks_tx, 0u);
+  // The last reply is acknowledged only by a's standalone ACK, after its delay.
+  ASSERT_TRUE(t.run_until([&] { return count(t.sink_b, kCompSend) == size_t(kRounds); }));
+  EXPECT_EQ(count(t.sink_a, kCompSend), size_t(kRounds));
+  EXPECT_EQ(t.a->stats().acks_tx, 1u);
+}
+
+TEST(AckRequest, APeerThatStartsReplyingGetsItsAcksOnTheRepliesAgain) {
+  // One-way first (b learns nothing; a learns that b does not reply), then a ping-pong: once a
+  // reply carries b's ACK, a stops asking, and b's ACKs ride on its replies again.
+  Pair t(short_link());
+  one_way(t, 5, 1);
+  const uint64_t b_acks = t.b->stats().acks_tx;
+  char ping[16] = "ping", pong[16] = "pong";
+  std::vector<char> in_a(16), in_b(16);
+  ASSERT_EQ(t.b->recv(make_recv(in_b.data(), in_b.size())), Status::Ok);
+  ASSERT_EQ(t.a->recv(make_recv(in_a.data(), in_a.size())), Status::Ok);
+  constexpr int kRounds = 10;
+  const size_t b_got = count(t.sink_b, kCompRecv);
+  for (int i = 0; i < kRounds; ++i) {
+    ASSERT_EQ(t.a->send(make_send(t.a_to_b, ping, sizeof ping)), Status::Ok);
+    ASSERT_TRUE(t.run_until([&] { return count(t.sink_b, kCompRecv) == b_got + i + 1; }));
+    ASSERT_EQ(t.b->recv(make_recv(in_b.data(), in_b.size())), Status::Ok);
+    ASSERT_EQ(t.b->send(make_send(t.b_to_a, pong, sizeof pong)), Status::Ok);
+    ASSERT_TRUE(t.run_until([&] { return count(t.sink_a, kCompRecv) == size_t(i + 1); }));
+    ASSERT_EQ(t.a->recv(make_recv(in_a.data(), in_a.size())), Status::Ok);
+  }
+  // The first ping still asks (a learned that b does not reply): b answers at its first round
+  // without data from a, unless its pong leaves before that and carries the ACK. That pong
+  // tells a that b replies: no later ping asks, and no later ACK of b's leaves standalone.
+  EXPECT_LE(t.b->stats().acks_tx - b_acks, 1u);
+}
+
+}  // namespace
+}  // namespace pollfab::transport::test
