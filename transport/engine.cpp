@@ -288,14 +288,12 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
   p.heard_ns = last_rx_ns_;
   p.probe_ns = 0;
   if (h.flags & wire::kAckValid) {
-    // How p acknowledges our data (Peer::ack_waited): an ACK that held out p's ACK delay says
-    // p sends no reply to carry it; an ACK on p's data says it does.
-    const bool acks_new = Seq32(h.ack_psn) > p.snd_una;
     if (h.type == wire::Type::Ack) {
-      if (acks_new && h.ack_delay_ns >= ack_waited_ns_) p.ack_waited = true;
+      // An ACK of new data that held out p's ACK delay: p sent no data to carry it, so p is
+      // taken not to reply (Peer::ack_waited) until data from p comes (below).
+      if (h.ack_delay_ns >= ack_waited_ns_ && Seq32(h.ack_psn) > p.snd_una) p.ack_waited = true;
       on_ack(p, h, pkt.data + wire::kHeaderBytes, h.payload_len);
     } else if (ack_news(p, h)) {
-      if (acks_new) p.ack_waited = false;
       if (can_defer_ack(p, h)) defer_ack(p, h);
       else on_ack(p, h, nullptr, 0);
     }
@@ -313,6 +311,7 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
     rx_free(pkt);
     return;
   }
+  p.ack_waited = false;  // p sends data: our ACKs ride on it
   stats_.rx_bytes += h.payload_len;
   ++p.rx_pkts;
   p.rx_bytes += h.payload_len;

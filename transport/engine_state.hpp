@@ -134,10 +134,10 @@ struct Engine::Peer {
   SendMsg* sq_tail = nullptr;
   SendMsg* sq_next = nullptr;     // first message with segments left to send
   uint32_t queued_msgs = 0;       // messages in that FIFO (sq_head ..): completions waiting
-  // The peer's last ACK of new data came standalone after holding out its ACK delay (set), or
-  // on its data (cleared): it sends no reply that would carry our ACK, so a burst that leaves
-  // even one message waiting asks for the ACK at once (Engine::request_ack). Without it a
-  // one-way stream of fewer than request_ack's threshold in flight waited ack_delay_ns a
+  // Set by a standalone ACK of new data that held out the peer's ACK delay, cleared by any
+  // data packet from the peer: the peer sends nothing our ACKs could ride on, so a burst that
+  // leaves even one message waiting asks for the ACK at once (Engine::request_ack). Without
+  // it a one-way stream of fewer than request_ack's threshold in flight waited ack_delay_ns a
   // window.
   bool ack_waited = false;
   uint64_t rto_deadline_ns = 0;   // 0 = timer not armed
