@@ -92,6 +92,7 @@ inline void* iov_addr(const iovec* iov, uint32_t cnt, uint64_t off) noexcept {
 }
 
 inline uint64_t iov_bytes(const iovec* iov, uint32_t cnt) noexcept {
+  if (cnt == 1) [[likely]] return iov[0].iov_len;  // every fi_send / fi_recv: no loop
   uint64_t n = 0;
   for (uint32_t i = 0; i < cnt; ++i) n += iov[i].iov_len;
   return n;

@@ -110,6 +110,9 @@ class Cq final : public Object, public WaitMember {
     return !overflow_n_.load(std::memory_order_acquire) && ring_.room(n);
   }
   Entry* burst_slot(uint32_t i) noexcept { return ring_.slot(i); }
+  // True when reads return fi_cq_entry (FI_CQ_FORMAT_CONTEXT): of an entry, only op_context
+  // (and src, for fi_cq_readfrom) is ever read, so a burst writer may leave the rest unset.
+  bool context_only() const noexcept { return format_ == FI_CQ_FORMAT_CONTEXT; }
   void burst_commit(uint32_t k) noexcept {
     if (!k) return;
     ring_.commit_n(k);

@@ -418,10 +418,19 @@ void TransportEndpoint::on_sends_completed(const transport::SendDone* s, uint32_
   if (!tx_cq_) return count();
   if (tx_cq_->burst_room(n)) [[likely]] {  // written in place, published at once
     uint32_t k = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-      if (!s[i].cq_entry) continue;
-      const uint64_t flags = kMsgCompletionFlags[s[i].flags & kMsgCompletionBits];
-      *tx_cq_->burst_slot(k++) = {s[i].context, flags, 0, nullptr, 0, 0, FI_ADDR_NOTAVAIL};
+    if (tx_cq_->context_only()) {  // fi_cq_entry: what a read returns, and src (readfrom)
+      for (uint32_t i = 0; i < n; ++i) {
+        if (!s[i].cq_entry) continue;
+        core::Cq::Entry* e = tx_cq_->burst_slot(k++);
+        e->op_context = s[i].context;
+        e->src = FI_ADDR_NOTAVAIL;
+      }
+    } else {
+      for (uint32_t i = 0; i < n; ++i) {
+        if (!s[i].cq_entry) continue;
+        const uint64_t flags = kMsgCompletionFlags[s[i].flags & kMsgCompletionBits];
+        *tx_cq_->burst_slot(k++) = {s[i].context, flags, 0, nullptr, 0, 0, FI_ADDR_NOTAVAIL};
+      }
     }
     tx_cq_->burst_commit(k);
     return count();
@@ -441,6 +450,7 @@ void TransportEndpoint::on_recvs_completed(const transport::RecvDone* r, uint32_
   // has room for all, and the receive counter moves once they are; an error entry in between
   // publishes (and counts) those before it first.
   bool burst = rx_cq_ && rx_cq_->burst_room(n);
+  const bool ctx_only = rx_cq_ && rx_cq_->context_only();
   uint32_t k = 0, counted = 0;
   const auto publish = [&] {
     if (burst) rx_cq_->burst_commit(k);
@@ -468,7 +478,13 @@ void TransportEndpoint::on_recvs_completed(const transport::RecvDone* r, uint32_
       rx_cq_->push(d.context, flags, d.len, d.buf, d.cq_data, tag, src);
       continue;
     }
-    *rx_cq_->burst_slot(k++) = {d.context, flags, d.len, d.buf, d.cq_data, tag, src};
+    core::Cq::Entry* e = rx_cq_->burst_slot(k++);
+    if (ctx_only) {  // fi_cq_entry: what a read returns, and src (readfrom)
+      e->op_context = d.context;
+      e->src = src;
+      continue;
+    }
+    *e = {d.context, flags, d.len, d.buf, d.cq_data, tag, src};
   }
   publish();
 }

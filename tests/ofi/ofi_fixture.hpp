@@ -115,12 +115,13 @@ class Ofi {
   fid_av* av() const { return av_; }
 
   // A new enabled endpoint; cq_flags are added to FI_TRANSMIT|FI_RECV for the CQ binding
-  // (e.g. FI_SELECTIVE_COMPLETION); before_enable binds more (counters). Its own name is
-  // inserted in the AV (Ep::self).
-  Ep& add_ep(uint64_t cq_flags = 0, const std::function<void(fid_ep*)>& before_enable = {}) {
+  // (e.g. FI_SELECTIVE_COMPLETION); before_enable binds more (counters); its CQ has `format`.
+  // Its own name is inserted in the AV (Ep::self).
+  Ep& add_ep(uint64_t cq_flags = 0, const std::function<void(fid_ep*)>& before_enable = {},
+             fi_cq_format format = FI_CQ_FORMAT_TAGGED) {
     auto e = std::make_unique<Ep>();
     fi_cq_attr cq_attr{};
-    cq_attr.format = FI_CQ_FORMAT_TAGGED;
+    cq_attr.format = format;
     cq_attr.size = 1024;
     EXPECT_EQ(fi_cq_open(domain_, &cq_attr, &e->cq, nullptr), 0);
     EXPECT_EQ(fi_endpoint(domain_, info_.get(), &e->ep, nullptr), 0);

@@ -5,6 +5,7 @@
 // FI_OPT_MIN_MULTI_RECV.
 #include <array>
 #include <cstring>
+#include <set>
 #include <vector>
 
 #include "tests/ofi/ofi_fixture.hpp"
@@ -84,6 +85,66 @@ TEST(OfiTagged, LocalCommToItselfAndToAnotherEndpointOfTheDomain) {
   ASSERT_EQ(Ofi::wait(b.cq, e, nullptr, &src), 1);
   EXPECT_EQ(std::string(buf, 4), "to b");
   EXPECT_EQ(src, a.self);
+}
+
+TEST(OfiTagged, AContextFormatCqReturnsEachContextOnceWithItsSource) {
+  // FI_CQ_FORMAT_CONTEXT (fi_cq_entry: op_context only; fi_cq_readfrom adds the source): two
+  // senders stream 64-byte messages and tagged messages, 32 of each in flight, to one
+  // receiver (bundled several to a packet, completed in bursts). Every context comes back
+  // exactly once, receives with their sender under FI_SOURCE.
+  Ofi f(kCaps);
+  ASSERT_TRUE(f.ok());
+  Ep& r = f.add_ep(0, {}, FI_CQ_FORMAT_CONTEXT);
+  Ep& s1 = f.add_ep(0, {}, FI_CQ_FORMAT_CONTEXT);
+  Ep& s2 = f.add_ep(0, {}, FI_CQ_FORMAT_CONTEXT);
+  constexpr int kPerSender = 64;  // half fi_send, half fi_tsend
+  std::vector<fi_context> rctx(2 * kPerSender), sctx(2 * kPerSender);
+  std::vector<std::array<char, 64>> rbuf(2 * kPerSender);
+  for (int i = 0; i < 2 * kPerSender; ++i) {
+    const bool tagged = i % 2;
+    ASSERT_EQ(tagged ? fi_trecv(r.ep, rbuf[i].data(), 64, nullptr, FI_ADDR_UNSPEC, 9, 0, &rctx[i])
+                     : fi_recv(r.ep, rbuf[i].data(), 64, nullptr, FI_ADDR_UNSPEC, &rctx[i]),
+              0);
+  }
+  char msg[64] = "context only";
+  for (int i = 0; i < 2 * kPerSender; ++i) {
+    Ep& s = i < kPerSender ? s1 : s2;
+    const bool tagged = i % 2;
+    ssize_t rc;
+    fi_cq_entry e;
+    while ((rc = tagged ? fi_tsend(s.ep, msg, sizeof msg, nullptr, r.self, 9, &sctx[i])
+                        : fi_send(s.ep, msg, sizeof msg, nullptr, r.self, &sctx[i])) == -FI_EAGAIN)
+      fi_cq_read(s.cq, &e, 0);
+    ASSERT_EQ(rc, 0);
+  }
+  // The receiver's and both senders' completions, read in batches of up to 16.
+  std::set<void*> seen;
+  size_t from_s1 = 0, from_s2 = 0;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (seen.size() < 4u * kPerSender && std::chrono::steady_clock::now() < end) {
+    for (Ep* ep : {&r, &s1, &s2}) {
+      fi_cq_entry e[16];
+      fi_addr_t src[16];
+      const ssize_t n = fi_cq_readfrom(ep->cq, e, 16, src);
+      ASSERT_TRUE(n > 0 || n == -FI_EAGAIN) << fi_strerror(int(-n));
+      for (ssize_t k = 0; k < n; ++k) {
+        EXPECT_TRUE(seen.insert(e[k].op_context).second) << "a context came back twice";
+        if (ep != &r) {
+          EXPECT_EQ(src[k], FI_ADDR_NOTAVAIL) << "a send completion has no source";
+          continue;
+        }
+        from_s1 += src[k] == s1.self;
+        from_s2 += src[k] == s2.self;
+      }
+    }
+  }
+  ASSERT_EQ(seen.size(), 4u * kPerSender);
+  for (int i = 0; i < 2 * kPerSender; ++i) {
+    EXPECT_TRUE(seen.count(&rctx[i]) && seen.count(&sctx[i])) << i;
+    EXPECT_STREQ(rbuf[i].data(), "context only");
+  }
+  EXPECT_EQ(from_s1, size_t(kPerSender));
+  EXPECT_EQ(from_s2, size_t(kPerSender));
 }
 
 TEST(OfiTagged, DirectedReceiveTakesOnlyItsSource) {
