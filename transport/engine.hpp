@@ -293,6 +293,8 @@ class Engine {
   // Appends m as a bundle entry to pkt (a Data packet being built): the bytes appended, 0 if
   // it does not fit.
   inline uint32_t append_message(PacketBuf& pkt, const SendMsg& m) noexcept;
+  // Sets the BUNDLE flag in pkt's header (when its second message joins it).
+  static void mark_bundle(PacketBuf& pkt) noexcept;
 
   // reassembly (reassembly.cpp)
   bool deliver(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;

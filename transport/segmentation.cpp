@@ -264,9 +264,13 @@ bool Engine::bundleable(const SendMsg& m) const noexcept {
   at += wire::encode_bundle_entry(at, f, static_cast<uint16_t>(m.len), m.op.tag, m.op.cq_data);
   copy_from_iov(m.op.iov, m.op.iov_count, 0, at, m.len);
   pkt.len += need;
-  util::store_be16(pkt.data + 4, util::load_be16(pkt.data + 4) | wire::kBundle);  // flags
-  util::store_be16(pkt.data + 6, static_cast<uint16_t>(pkt.len - wire::kHeaderBytes));
+  // The header's BUNDLE flag is set by the caller when the first message joins (mark_bundle),
+  // its payload_len by flush(): not rewritten for every message.
   return need;
+}
+
+void Engine::mark_bundle(PacketBuf& pkt) noexcept {
+  util::store_be16(pkt.data + 4, util::load_be16(pkt.data + 4) | wire::kBundle);  // flags
 }
 
 // Inline in enqueue (a stream of small posts: each one's path); pump's loop calls it through
@@ -289,6 +293,7 @@ bool Engine::bundleable(const SendMsg& m) const noexcept {
     flush();
     return false;
   }
+  if (t.n_msgs == 1) mark_bundle(txq_[txq_len_ - 1]);
   ++t.n_msgs;
   m.next_offset = static_cast<uint32_t>(m.len);
   m.segmented = true;
@@ -360,8 +365,10 @@ bool Engine::emit_segment(Peer& p, SendMsg& m, uint32_t off, uint32_t len, Seq32
   // A bundle being resent: the same messages as the first time (they stay in the FIFO until
   // the packet is acknowledged, and fitted then).
   const SendMsg* b = &m;
-  for (uint32_t i = 1; i < n_msgs && (b = b->next); ++i)
+  for (uint32_t i = 1; i < n_msgs && (b = b->next); ++i) {
     if (!append_message(pkt, *b)) break;
+    if (i == 1) mark_bundle(pkt);
+  }
   // tx_bytes: the payload after the header (RMA extension and bundle entries included), as the
   // receiver's rx_bytes counts it.
   const uint32_t payload = pkt.len - uint32_t(wire::kHeaderBytes);

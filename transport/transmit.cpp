@@ -182,9 +182,13 @@ void Engine::restart_timers(Peer& p, uint64_t now) noexcept {
 void Engine::flush(bool restamp) noexcept {
   if (!txq_len_) return;
   request_ack();
-  // Sealed here, as they leave: a queued packet may still take more messages (bundles).
-  if (cfg_.checksum)
-    for (uint16_t i = txq_sealed_; i < txq_len_; ++i) seal(txq_[i]);
+  // Finished here, as they leave: a queued packet may still take more messages (bundles), so
+  // its payload_len is written now, and then the checksum over it.
+  for (uint16_t i = txq_sealed_; i < txq_len_; ++i) {
+    PacketBuf& pkt = txq_[i];
+    util::store_be16(pkt.data + 6, static_cast<uint16_t>(pkt.len - wire::kHeaderBytes));
+    if (cfg_.checksum) seal(pkt);
+  }
   uint16_t n = io_.tx_burst(txq_, txq_len_);
   stats_.tx_pkts += n;
   // Send times of the new packets leaving: the clock's, read once (restamp); or, in a post's
