@@ -3,39 +3,15 @@
 // One Engine serves one OFI endpoint. It knows neither DPDK nor libfabric: it sees packets
 // through PacketIo, time through Clock, and reports completions to a CompletionSink.
 //
-// Reliable mode (FI_EP_RDM), per peer:
-//   send window   = [snd_una, snd_nxt): at most window_pkts (and cwnd) of it in the "pipe"
-//                   (sent, not SACKed: RFC 6675), its span snd_nxt - snd_una at most
-//                   reorder_window_pkts, so a hole under repair does not stop new data
-//   receive window= [rcv_nxt, rcv_nxt + reorder_window_pkts); packets above rcv_nxt are held
-//                   (not copied) until the gap fills, then delivered in PSN order
-//   ACK           = cumulative ack_psn (= rcv_nxt) + SACK bitmap of held packets (64 bits in the
-//                   header, the rest of the reorder window in an Ack's payload), the receiver's credits
-//                   and how long it held the ACK (ack_delay_ns); piggybacked on every data
-//                   packet, standalone after ack_coalesce_pkts packets, after ack_delay_ns, at
-//                   once on a duplicate or a new hole, or when the SACK outgrows 64 bits
-//   retransmission= a hole with 3 SACKed packets above it (first transmission), or any
-//                   un-SACKed packet sent an RTT + reorder window before a packet known
-//                   delivered (RACK, RFC 8985), is resent at once; the RTO (RFC 6298
-//                   estimator on ack_delay-corrected samples, Karn's rule, exponential backoff
-//                   between rto_min and rto_max) resends the oldest and every overdue packet
-//   flow control  = the receiver advertises credits (packets past ack_psn it accepts: the
-//                   reorder window, less when its unexpected-message budget runs low); a sender never
-//                   passes ack_psn + credits except for one persist probe per RTO
-//   congestion    = Swift-like delay-based AIMD per peer (cc): cwnd grows by cc_ai per RTT
-//                   while the corrected RTT is within cc_target_ns of the lowest seen, shrinks
-//                   in proportion to the excess (at most once per RTT), and on timeouts
-//   segmentation  = messages are cut into segments of max_packet_bytes - header; the receiver
-//                   copies each segment straight into the matched receive buffer at its offset
-//   epochs        = each engine has a random incarnation number; a peer whose epoch changes is
-//                   reset (its pending sends fail with IoError) and packets addressed to an
-//                   older incarnation of this engine are dropped
-//   peer failure  = a peer silent for peer_timeout_ns while we wait on it (unacknowledged
-//                   sends, or an unanswered probe) is dead: its pending sends, the message being
-//                   received from it and receives directed at it complete with TimedOut (and,
-//                   once no live peer is left, every posted receive); later sends to it fail at
-//                   once; it comes back only as a new incarnation (epoch). While we hold posted
-//                   receives, a peer silent for a quarter of the timeout is probed (ACK_REQ).
+// Reliable mode (FI_EP_RDM), per peer: a send window [snd_una, snd_nxt) bounded by
+// window_pkts, the congestion window and the receiver's credits; a receive window that holds
+// packets above a hole (reorder_window_pkts) and delivers in PSN order; cumulative ACKs with a
+// SACK bitmap, piggybacked or standalone; loss recovery by SACK, RACK (RFC 8985), a tail probe
+// and the RTO (RFC 6298); delay-based congestion control; segmentation of messages and
+// bundling of small ones; epochs for restarted peers; peer failure after peer_timeout_ns.
+// docs/transport.md states each rule and why (Sending, Receiving, Acknowledgements, Loss
+// recovery, Flow control, Congestion control, Epochs, Peer failure); its wire format is
+// docs/wire-format.md.
 // RMA and atomics (rma.cpp): requests travel in the PSN stream like messages; the target
 // checks key, range and access through MrLookup before touching memory and answers every
 // request; an operation completes when its request is acknowledged and its answer is in.
