@@ -127,6 +127,7 @@ void Engine::restart_protocol(Peer& p) noexcept {
   p.data_rx_ns = 0;
   p.ack_pending = 0;
   p.ack_now = p.ack_idle = p.rx_this_round = false;
+  p.ack_waited = false;  // a new incarnation: nothing known of how it acknowledges
   p.bundle_done = 0;
   if (p.dack.valid) --dacks_pending_;  // an ACK of what we had with the old incarnation
   p.dack.valid = false;

@@ -267,7 +267,8 @@ class Engine {
   // May m share a packet with others (a plain message of the application's, copied)?
   bool bundleable(const SendMsg& m) const noexcept;
   // Appends m as a bundle entry to pkt (a Data packet being built): the bytes appended, 0 if
-  // it does not fit.
+  // it does not fit. The header is left alone: its BUNDLE flag is mark_bundle's, its
+  // payload_len flush()'s.
   inline uint32_t append_message(PacketBuf& pkt, const SendMsg& m) noexcept;
   // Sets the BUNDLE flag in pkt's header (when its second message joins it).
   static void mark_bundle(PacketBuf& pkt) noexcept;
@@ -449,11 +450,15 @@ class Engine {
   // Hands the queued packets to the link. Data segments that waited in the queue since their
   // post get their send time restamped (one clock reading), so a wait for the next progress()
   // never counts as network RTT (RTT samples, RACK, the congestion controller); when the
-  // oldest packet in flight is among them, its timers restart from that reading.
+  // oldest packet in flight is among them, its timers restart from that reading. Each packet's
+  // ACK request (request_ack), payload_len and checksum are written here as it leaves: a
+  // queued packet reaches the link only through flush().
   void flush(bool restamp = true) noexcept;
   void restart_timers(Peer& p, uint64_t now) noexcept;  // RTO and probe for snd_una from now
-  // Sets ACK_REQ on the newest queued data packet when its peer holds many unacknowledged sends.
-  void request_ack() noexcept;
+  // Sets ACK_REQ on pkt (t: its send slot, null if not fresh data) when it is its peer's
+  // newest packet and the peer holds ack_req_msgs_ unacknowledged sends and nothing left to
+  // send (one send, when Peer::ack_waited). flush() asks it of every packet it finishes.
+  inline void request_ack(PacketBuf& pkt, const TxSlot* t) noexcept;
   // After a post: flush unless kOpMore, if no post has flushed eagerly since progress() and
   // its peer was idle (nothing of ours in flight to it before this post: `idle`) or it ends an
   // FI_MORE batch (stamped now: the batch's posts may have read no clock), or kTxBurst packets
@@ -517,7 +522,9 @@ class Engine {
   CompletionSink& sink_;
   uint32_t seg_bytes_ = 0;
   // Queued messages of a peer from which a flushed burst asks for its ACK (request_ack):
-  // max(2, ack_coalesce_pkts / 2). A deferred ACK's messages plus the reply stay below it.
+  // max(2, ack_coalesce_pkts / 2), or 1 for a peer that does not reply (Peer::ack_waited). A
+  // deferred ACK's messages plus the reply stay below it (a deferred ACK came on data, which
+  // cleared ack_waited).
   uint32_t ack_req_msgs_ = 2;
   // A standalone ACK sent this long (ns) or longer after the data it covers arrived held out
   // the peer's ACK delay (Peer::ack_waited): half our own ack_delay_ns, at least 1.

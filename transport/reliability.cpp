@@ -303,7 +303,8 @@ void Engine::on_ack(Peer& p, const wire::Header& h, const uint8_t* ext, uint32_t
 bool Engine::can_defer_ack(const Peer& p, const wire::Header& h) const noexcept {
   if (send_counter_bound_ || h.sack || Seq32(h.ack_psn) != p.snd_nxt) return false;
   // The sends it completes stay in p's queue meanwhile: with the reply they must stay below
-  // request_ack's threshold, or the reply would ask the peer for an ACK of its own.
+  // request_ack's threshold, or the reply would ask the peer for an ACK of its own. (That
+  // threshold is ack_req_msgs_ here: the data this ACK came on cleared Peer::ack_waited.)
   const uint32_t max_msgs = std::min(kDeferAckMaxMsgs, ack_req_msgs_ - 2);
   uint32_t n = 0;
   for (const SendMsg* m = p.sq_head; m; m = m->next) {

@@ -264,7 +264,7 @@ bool Engine::bundleable(const SendMsg& m) const noexcept {
   at += wire::encode_bundle_entry(at, f, static_cast<uint16_t>(m.len), m.op.tag, m.op.cq_data);
   copy_from_iov(m.op.iov, m.op.iov_count, 0, at, m.len);
   pkt.len += need;
-  // The header's BUNDLE flag is set by the caller when the first message joins (mark_bundle),
+  // The header's BUNDLE flag is set by the caller when a second message joins (mark_bundle),
   // its payload_len by flush(): not rewritten for every message.
   return need;
 }

@@ -154,20 +154,21 @@ void Engine::flush_after_post_slow(uint32_t op_flags, bool idle) noexcept {
 }
 
 // A sender holding many sends' completions and nothing more to send asks for its ACK at once
-// (ACK_REQ on the newest queued data packet) rather than after the receiver's ACK delay: a
-// window of small messages fits a few packets, fewer than ack_coalesce_pkts, and each window
+// (ACK_REQ on its newest data packet in the burst) rather than after the receiver's ACK delay:
+// a window of small messages fits a few packets, fewer than ack_coalesce_pkts, and each window
 // would otherwise wait ack_delay_ns for its completions. A request-response peer (a message or
 // two in flight) keeps the piggyback on its reply, unless its ACKs show it sends none
-// (Peer::ack_waited): then one message waiting is enough to ask.
-void Engine::request_ack() noexcept {
-  const TxSlot* t = txq_slot_[txq_len_ - 1];  // the newest data packet, unsent, unsealed
-  if (!t || txq_sealed_ >= txq_len_ || !t->msg) return;
+// (Peer::ack_waited): then one message waiting is enough to ask. Every peer of the burst is
+// looked at (an application waiting on sends to several peers), not only the last packet's.
+// Inline in flush(), for each packet leaving for the first time (unsealed).
+[[gnu::always_inline]] inline void Engine::request_ack(PacketBuf& pkt, const TxSlot* t) noexcept {
+  if (!t || !t->msg) return;  // not a fresh data packet (an ACK, a resend)
   const Peer& p = P(t->msg->op.peer);
-  // Only a burst that leaves nothing behind (the sender now waits) asks; one message is enough
-  // when the peer does not reply (Peer::ack_waited).
-  if (p.sq_next || p.queued_msgs < (p.ack_waited ? 1u : ack_req_msgs_)) return;
-  uint8_t* hdr = txq_[txq_len_ - 1].data;
-  util::store_be16(hdr + 4, util::load_be16(hdr + 4) | wire::kAckReq);
+  // Only p's newest packet asks, and only when nothing is left behind (the sender now waits).
+  if (t != &p.txw[(p.snd_nxt - 1).raw() & p.txw_mask] || p.sq_next ||
+      p.queued_msgs < (p.ack_waited ? 1u : ack_req_msgs_))
+    return;
+  util::store_be16(pkt.data + 4, util::load_be16(pkt.data + 4) | wire::kAckReq);
 }
 
 // The oldest packet in flight leaves for the first time only now (it waited in the queue): the
@@ -181,11 +182,12 @@ void Engine::restart_timers(Peer& p, uint64_t now) noexcept {
 
 void Engine::flush(bool restamp) noexcept {
   if (!txq_len_) return;
-  request_ack();
   // Finished here, as they leave: a queued packet may still take more messages (bundles), so
-  // its payload_len is written now, and then the checksum over it.
+  // its ACK request and payload_len are written now, and then the checksum over them. A packet
+  // reaches the link only through here.
   for (uint16_t i = txq_sealed_; i < txq_len_; ++i) {
     PacketBuf& pkt = txq_[i];
+    request_ack(pkt, txq_slot_[i]);
     util::store_be16(pkt.data + 6, static_cast<uint16_t>(pkt.len - wire::kHeaderBytes));
     if (cfg_.checksum) seal(pkt);
   }

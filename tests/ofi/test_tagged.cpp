@@ -4,6 +4,7 @@
 // selective completion, remote CQ data and fi_cq_readfrom sources, FI_MULTI_RECV with
 // FI_OPT_MIN_MULTI_RECV.
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <set>
 #include <vector>

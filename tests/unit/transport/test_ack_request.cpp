@@ -71,6 +71,27 @@ TEST(AckRequest, SmallWindowsOfAOneWayStreamDoNotWaitOutTheAckDelay) {
   }
 }
 
+TEST(AckRequest, EveryPeerOfABurstAsksNotOnlyTheLastPacketsPeer) {
+  // a waits on sends to b and to a third peer (ep 3 behind b's host: no engine, it never
+  // answers) that leave in one burst, b's packet first: b's packet asks for its ACK too.
+  Pair t(short_link());
+  one_way(t, 3, 1);  // a learns that b does not reply
+  const PeerId third = t.a->peer(PeerAddr{t.link.host(1), 3});
+  static char buf[64] = "fan out";
+  static char in[64];
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(t.b->recv(make_recv(in, sizeof in)), Status::Ok);
+    const size_t want = count(t.sink_a, kCompSend) + 1;
+    const uint64_t t0 = t.clock.now_ns();
+    // One burst: FI_MORE holds both posts until the second.
+    ASSERT_EQ(t.a->send(make_send(t.a_to_b, buf, sizeof buf, nullptr, kOpCompletion | kOpMore)),
+              Status::Ok);
+    ASSERT_EQ(t.a->send(make_send(third, buf, sizeof buf, nullptr, 0)), Status::Ok);
+    ASSERT_TRUE(t.run_until([&] { return count(t.sink_a, kCompSend) >= want; }));
+    EXPECT_LT(t.clock.now_ns() - t0, 4 * kLatency) << "b's send " << i << " waited for b's ACK delay";
+  }
+}
+
 TEST(AckRequest, APeerThatRepliesKeepsItsAcksOnItsReplies) {
   // A ping-pong of sends that ask for completions: every ACK rides on the next message, none
   // leaves standalone in the middle, and no request asks for one (which would make the other
