@@ -46,8 +46,8 @@ inline bool offers_rc() {
 
 #define REQUIRE_RC()                                                                    \
   do {                                                                                  \
-    if (std::string(test_provider()) == "verbs") ASSERT_TRUE(offers_rc());              \
-    if (!offers_rc()) GTEST_SKIP() << test_provider() << " has no RC FI_EP_MSG (verbs only)"; \
+    if (std::string(test_provider()) == "verbs") { ASSERT_TRUE(offers_rc()); }          \
+    if (!offers_rc()) { GTEST_SKIP() << test_provider() << " has no RC FI_EP_MSG (verbs only)"; } \
   } while (0)
 
 struct Node {
@@ -125,7 +125,9 @@ class Rc {
       buf.resize(size_t(n));
       return 1;
     }
-    if (n == -FI_EAVAIL && err) EXPECT_EQ(fi_eq_readerr(eq_, err, 0), ssize_t(sizeof *err));
+    if (n == -FI_EAVAIL && err) {
+      EXPECT_EQ(fi_eq_readerr(eq_, err, 0), ssize_t(sizeof *err));
+    }
     return int(n);
   }
   // Connects client to the listener with CM data; the server accepts with its own after
@@ -150,9 +152,10 @@ class Rc {
     for (int i = 0; i < 2; ++i) {
       if (next(event, ev) != 1 || event != FI_CONNECTED) return false;
       cm = reinterpret_cast<fi_eq_cm_entry*>(ev.data());
-      if (cm->fid == &client.ep->fid)
+      if (cm->fid == &client.ep->fid) {
         EXPECT_EQ(std::string(reinterpret_cast<char*>(ev.data()) + sizeof *cm,
                               ev.size() - sizeof *cm), "welcome");
+      }
     }
     return true;
   }

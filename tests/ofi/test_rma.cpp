@@ -78,7 +78,9 @@ TEST_P(OfiRma, WriteReadWithCountersOnBothSides) {
   fid_cntr* mr_cntr = open_cntr(f);
   ASSERT_EQ(fi_mr_bind(mr, &mr_cntr->fid, FI_REMOTE_WRITE), 0);  // FI_RMA_EVENT
   const uint64_t key = fi_mr_key(mr);
-  if (!(f.info()->domain_attr->mr_mode & FI_MR_PROV_KEY)) EXPECT_EQ(key, 0x1234u);
+  if (!(f.info()->domain_attr->mr_mode & FI_MR_PROV_KEY)) {
+    EXPECT_EQ(key, 0x1234u);
+  }
 
   std::vector<uint8_t> src(300'000), back(300'000);
   for (size_t i = 0; i < src.size(); ++i) src[i] = uint8_t(i * 7 + 1);
