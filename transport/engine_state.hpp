@@ -201,6 +201,7 @@ struct Engine::Peer {
   // counts once, through its retransmission (loss detection resends it when it marks it lost).
   uint32_t pipe() const noexcept { return inflight() - sacked; }
   TxSlot& slot(Seq32 psn) noexcept { return txw[psn.raw() & txw_mask]; }
+  const TxSlot& slot(Seq32 psn) const noexcept { return txw[psn.raw() & txw_mask]; }
   uint32_t send_ring_slots() const noexcept { return txw_mask + 1; }
 };
 

@@ -165,7 +165,7 @@ void Engine::flush_after_post_slow(uint32_t op_flags, bool idle) noexcept {
   if (!t || !t->msg) return;  // not a fresh data packet (an ACK, a resend)
   const Peer& p = P(t->msg->op.peer);
   // Only p's newest packet asks, and only when nothing is left behind (the sender now waits).
-  if (t != &p.txw[(p.snd_nxt - 1).raw() & p.txw_mask] || p.sq_next ||
+  if (t != &p.slot(p.snd_nxt - 1) || p.sq_next ||
       p.queued_msgs < (p.ack_waited ? 1u : ack_req_msgs_))
     return;
   util::store_be16(pkt.data + 4, util::load_be16(pkt.data + 4) | wire::kAckReq);

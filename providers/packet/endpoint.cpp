@@ -418,19 +418,17 @@ void TransportEndpoint::on_sends_completed(const transport::SendDone* s, uint32_
   if (!tx_cq_) return count();
   if (tx_cq_->burst_room(n)) [[likely]] {  // written in place, published at once
     uint32_t k = 0;
-    if (tx_cq_->context_only()) {  // fi_cq_entry: what a read returns, and src (readfrom)
-      for (uint32_t i = 0; i < n; ++i) {
-        if (!s[i].cq_entry) continue;
-        core::Cq::Entry* e = tx_cq_->burst_slot(k++);
+    const bool ctx_only = tx_cq_->context_only();
+    for (uint32_t i = 0; i < n; ++i) {
+      if (!s[i].cq_entry) continue;
+      core::Cq::Entry* e = tx_cq_->burst_slot(k++);
+      if (ctx_only) {  // fi_cq_entry: what a read returns, and src (readfrom)
         e->op_context = s[i].context;
         e->src = FI_ADDR_NOTAVAIL;
+        continue;
       }
-    } else {
-      for (uint32_t i = 0; i < n; ++i) {
-        if (!s[i].cq_entry) continue;
-        const uint64_t flags = kMsgCompletionFlags[s[i].flags & kMsgCompletionBits];
-        *tx_cq_->burst_slot(k++) = {s[i].context, flags, 0, nullptr, 0, 0, FI_ADDR_NOTAVAIL};
-      }
+      *e = {s[i].context, kMsgCompletionFlags[s[i].flags & kMsgCompletionBits], 0, nullptr, 0,
+            0, FI_ADDR_NOTAVAIL};
     }
     tx_cq_->burst_commit(k);
     return count();
@@ -472,19 +470,19 @@ void TransportEndpoint::on_recvs_completed(const transport::RecvDone* r, uint32_
     }
     if (recv_cntr_) ++counted;
     if (!rx_cq_ || !d.cq_entry) continue;
+    if (burst && ctx_only) [[likely]] {  // fi_cq_entry: what a read returns, and src (readfrom)
+      core::Cq::Entry* e = rx_cq_->burst_slot(k++);
+      e->op_context = d.context;
+      e->src = src;
+      continue;
+    }
     const uint64_t flags = kMsgCompletionFlags[d.flags & kMsgCompletionBits];
     const uint64_t tag = (d.flags & transport::kCompTagged) ? d.tag : 0;
     if (!burst) [[unlikely]] {
       rx_cq_->push(d.context, flags, d.len, d.buf, d.cq_data, tag, src);
       continue;
     }
-    core::Cq::Entry* e = rx_cq_->burst_slot(k++);
-    if (ctx_only) {  // fi_cq_entry: what a read returns, and src (readfrom)
-      e->op_context = d.context;
-      e->src = src;
-      continue;
-    }
-    *e = {d.context, flags, d.len, d.buf, d.cq_data, tag, src};
+    *rx_cq_->burst_slot(k++) = {d.context, flags, d.len, d.buf, d.cq_data, tag, src};
   }
   publish();
 }
