@@ -1,7 +1,16 @@
 #include "lib/util/critical_path_marks.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+
+#include "lib/util/tsc.hpp"
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #if __has_include(<valgrind/callgrind.h>)
 #include <valgrind/callgrind.h>
@@ -10,15 +19,76 @@
 
 namespace pollfab::util {
 
+namespace {
+
+// RDTSC after every earlier instruction has completed (LFENCE): a plain RDTSC may run ahead of
+// loads still missing (a packet's lines in flight from the other CPU) and time them elsewhere.
+uint64_t fenced_tsc() noexcept {
+#if defined(__x86_64__)
+  _mm_lfence();
+#endif
+  return tsc_read();
+}
+
+// One thread's turnarounds in TSC ticks; printed when the thread exits (the main thread's at
+// process exit, with the other thread_local destructors).
+struct TscSamples {
+  static constexpr size_t kMax = size_t(1) << 20;
+  std::unique_ptr<uint32_t[]> ticks;
+  size_t n = 0;
+  ~TscSamples() {
+    if (!n) return;
+    const TscCalibration* c = tsc_calibration();
+    if (!c) return;
+    const size_t kept = std::min(n, kMax);
+    std::sort(ticks.get(), ticks.get() + kept);
+    auto ns = [&](double q) {
+      return double(ticks[std::min(kept - 1, size_t(q * double(kept)))]) / c->ghz;
+    };
+    std::fprintf(stderr, "critical-path tsc: %zu turnarounds p10=%.0f p50=%.0f p90=%.0f ns\n", n,
+                 ns(0.1), ns(0.5), ns(0.9));
+  }
+};
+thread_local TscSamples samples;
+
+}  // namespace
+
 CriticalPathMarks::CriticalPathMarks() noexcept {
-#ifdef PF_HAVE_CALLGRIND
   const char* v = std::getenv("PF_CRITICAL_PATH_MARKS");
-  enabled_ = v && std::strcmp(v, "1") == 0 && RUNNING_ON_VALGRIND;
+  if (!v) return;
+  if (std::strcmp(v, "tsc") == 0) {
+    if (tsc_calibration()) mode_ = Mode::Tsc;
+    return;
+  }
+#ifdef PF_HAVE_CALLGRIND
+  if (std::strcmp(v, "1") == 0 && RUNNING_ON_VALGRIND) mode_ = Mode::Callgrind;
 #endif
 }
 
-void CriticalPathMarks::toggle() noexcept {
-  on_ = !on_;
+void CriticalPathMarks::start() noexcept {
+  on_ = true;
+  if (mode_ == Mode::Tsc) {
+    start_tsc_ = fenced_tsc();
+    return;
+  }
+#ifdef PF_HAVE_CALLGRIND
+  CALLGRIND_TOGGLE_COLLECT;
+#endif
+}
+
+void CriticalPathMarks::stop() noexcept {
+  on_ = false;
+  if (mode_ == Mode::Tsc) {
+    const uint64_t d = fenced_tsc() - start_tsc_;
+    TscSamples& s = samples;
+    if (!s.ticks) {
+      s.ticks.reset(new (std::nothrow) uint32_t[TscSamples::kMax]);
+      if (!s.ticks) return;
+    }
+    if (s.n < TscSamples::kMax) s.ticks[s.n] = static_cast<uint32_t>(std::min<uint64_t>(d, UINT32_MAX));
+    ++s.n;
+    return;
+  }
 #ifdef PF_HAVE_CALLGRIND
   CALLGRIND_TOGGLE_COLLECT;
 #endif

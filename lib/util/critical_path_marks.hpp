@@ -1,20 +1,27 @@
-// Critical-path marks: count, under callgrind, only the instructions a ping-pong's round trip
-// waits for on one side: from the receive burst that brings a packet to the return of the next
-// transmit burst (a server's turnaround: the request in, the reply out). Everything else the
-// process runs (empty polls, frees and timers left for later, the application's own waiting)
-// is not counted. scripts/bench-instructions.sh reports it for pollfab's dpdk provider and for
-// pollfab-rawpp, the raw floor, which mark the same two points.
-//
-// Use: PF_CRITICAL_PATH_MARKS=1 in the environment of a process run under
-// `valgrind --tool=callgrind --collect-atstart=no`; the marks toggle collection
-// (CALLGRIND_TOGGLE_COLLECT). Without the variable, or outside valgrind, or in a build without
-// valgrind's headers, they do nothing: one predictable branch a burst.
-// Thread-safety: any thread. callgrind keeps a collection state per thread, and so do the
-// marks (thread_local: it outlives any one object, e.g. a port closed between its receive and
-// its transmit). A thread that receives and never transmits (the liveness assist running a
-// round while the application is away) counts on until it does: bench-instructions reads the
-// application thread's ping-pong, where that is rare.
+// Critical-path marks: what a ping-pong's round trip waits for on one side, from the receive
+// burst that brings a packet to the return of the next transmit burst (a server's turnaround:
+// the request in, the reply out). Everything else the process runs (empty polls, frees and
+// timers left for later, the application's own waiting) is left out. The dpdk provider (DpdkIo)
+// and pollfab-rawpp, the raw floor, mark the same two points. Two modes, chosen by
+// PF_CRITICAL_PATH_MARKS in the environment:
+//   - "1": count instructions under callgrind. In a process run under `valgrind --tool=callgrind
+//     --collect-atstart=no` the marks toggle collection (CALLGRIND_TOGGLE_COLLECT);
+//     scripts/bench-instructions.sh reports the count. Outside valgrind, or in a build without
+//     valgrind's headers, this mode does nothing.
+//   - "tsc": time each turnaround on the real clock (RDTSC at both marks; ~20 ns of its own).
+//     At exit the process prints to stderr one line per thread that marked: the count and the
+//     10th, 50th and 90th percentile in ns ("critical-path tsc: ..."). A turnaround's time plus
+//     the link's (the peer's tx return to our rx return, memif's rx and the poll included) is a
+//     half round trip, so the median against a ping-pong's median half round trip splits it.
+//     scripts/bench-turnaround.sh reports it for pollfab and the floor. The first 2^20
+//     turnarounds of a thread are kept (4 MiB, allocated at its first mark).
+// Without the variable the marks do nothing: one predictable branch a burst.
+// Thread-safety: any thread. callgrind keeps a collection state per thread, and so do the marks
+// (thread_local: it outlives any one object, e.g. a port closed between its receive and its
+// transmit). A thread that receives and never transmits (the liveness assist running a round
+// while the application is away) counts on until it does: medians, not means, read it.
 #pragma once
+#include <cstdint>
 
 namespace pollfab::util {
 
@@ -24,17 +31,20 @@ class CriticalPathMarks {
 
   // After a receive burst of `got` packets: the path starts at the first one.
   void after_rx(unsigned got) noexcept {
-    if (enabled_ && got && !on_) toggle();
+    if (mode_ != Mode::Off && got && !on_) start();
   }
   // After a transmit burst returned: the path ends.
   void after_tx() noexcept {
-    if (enabled_ && on_) toggle();
+    if (mode_ != Mode::Off && on_) stop();
   }
 
  private:
-  static void toggle() noexcept;
-  bool enabled_ = false;
+  enum class Mode : uint8_t { Off, Callgrind, Tsc };
+  void start() noexcept;
+  void stop() noexcept;
+  Mode mode_ = Mode::Off;
   static inline thread_local bool on_ = false;
+  static inline thread_local uint64_t start_tsc_ = 0;
 };
 
 }  // namespace pollfab::util
