@@ -29,8 +29,12 @@
 # Run as root. Options: --quick (fewer iterations).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-i64=20000; i4k=10000; i1m=300; iw=10000; reps=3; rate_args=()
-if [ "${1:-}" = "--quick" ]; then i64=2000; i4k=1000; i1m=50; iw=2000; reps=1; rate_args=(--quick); fi
+# 1 MiB over memif: 2,000 round trips (~0.2 s near, ~0.5 s far). 300 (the tap rows' count,
+# where a round trip takes ms) was ~25 ms of memif: one host hiccup of a few ms moved a
+# repetition's mean by 10-40% either way (0.57-1.16 of the floor in pinned pairs whose medians
+# were within 5%, docs/performance.md item 71).
+i64=20000; i4k=10000; i1m=300; i1m_memif=2000; iw=10000; reps=3; rate_args=()
+if [ "${1:-}" = "--quick" ]; then i64=2000; i4k=1000; i1m=50; i1m_memif=200; iw=2000; reps=1; rate_args=(--quick); fi
 . scripts/lib/bench_build.sh  # need_root, bench_build
 need_root bench-compare
 bench_build
@@ -144,12 +148,12 @@ if "$P" testbed up --link memif >/dev/null; then
   # repetition's ratio compares runs made a few seconds apart, and the median ratio is reported.
   for r in $(seq 1 "$reps"); do
     xcore > "$out/xcore_memif.$r" 2>/dev/null || echo n/a > "$out/xcore_memif.$r"
-    for s in 64:$i64 4096:$i4k 1048576:$i1m; do
+    for s in 64:$i64 4096:$i4k 1048576:$i1m_memif; do
       size=${s%:*}; it=${s#*:}
       placed pp "pollfab_memif.$r" "$size" "$it" dpdk "$P testbed exec a -- ${pin_a[*]}" "$P testbed exec b -- ${pin_b[*]}" "$A"
       placed raw "raw_memif.$r" message "$s"  # (raw appends: a run made again is the last line)
       placed raw "raw_memif_place.$r" place "$s"
-      [ "$size" = 1048576 ] || placed ppl "lat_memif.$r.$size" "$size" "$it"
+      placed ppl "lat_memif.$r.$size" "$size" "$it"
     done
     xcore >> "$out/xcore_memif.$r" 2>/dev/null || echo n/a >> "$out/xcore_memif.$r"
   done
@@ -189,7 +193,8 @@ row "raw floor + placement, net_memif" "$(medval rawval raw_memif_place "" 64 3)
 row "raw per-frame echo, net_memif" "$(rawval raw_memif_frame 64 3)" "$(rawval raw_memif_frame 4096 3)" "$(rawval raw_memif_frame 1048576 4)"
 echo
 echo "ratio = row / pollfab(tap): usec/xfer above 1 = slower than pollfab; MB/s above 1 = more throughput."
-echo "Iterations: 64 B $i64, 4 KiB $i4k, 1 MiB $i1m, raw too (lost raw frames are counted, not resent)."
+echo "Iterations: 64 B $i64, 4 KiB $i4k, 1 MiB $i1m (net_memif: $i1m_memif), raw too (lost raw frames are"
+echo "counted, not resent)."
 echo "net_memif rows: medians of $reps repetitions (pollfab and the raw floor back to back per size)."
 echo "raw floor: the server answers a message once all its frames are in (fi_pingpong's order). The"
 echo "per-frame echo answers each frame as it arrives, so at 1 MiB both directions move at once:"
@@ -226,19 +231,25 @@ floor_row "net_tap" pollfab_tap raw_tap
 # Medians of the per-iteration half round trips (the means above move with the VM's scheduling
 # hiccups; one iteration's hiccup moves no median): pollfab pingpong --lat against the raw floor's
 # own median, per repetition, and the median of those ratios.
-printf "\n%-34s %12s %12s   %s\n" "median half round trip, net_memif" "64B usec" "4KiB usec" "pollfab / raw: 64B 4KiB"
-lm64=(); lm4k=()
+# At 1 MiB the same medians as bandwidth (MB/s = bytes / median half round trip): pollfab / raw
+# is then the raw median over pollfab's.
+printf "\n%-34s %12s %12s %14s   %s\n" "median half round trip, net_memif" "64B usec" "4KiB usec" "1MiB usec" "pollfab / raw: 64B 4KiB (usec), 1MiB (MB/s)"
+lm64=(); lm4k=(); lm1m=()
 for r in $(seq 1 "$reps"); do
   p64=$(awk '/^[0-9]+[kmg]? / {print $(NF-1)}' "$out/lat_memif.$r.64" 2>/dev/null | tail -1)
   p4k=$(awk '/^[0-9]+[kmg]? / {print $(NF-1)}' "$out/lat_memif.$r.4096" 2>/dev/null | tail -1)
-  q64=$(rawval "raw_memif.$r" 64 6); q4k=$(rawval "raw_memif.$r" 4096 6)
-  printf "%-34s %12s %12s   %6s %6s\n" "pollfab / raw, repetition $r" "${p64:-n/a}/${q64:-n/a}" "${p4k:-n/a}/${q4k:-n/a}" \
-    "$(ratio "${p64:-n/a}" "${q64:-n/a}")" "$(ratio "${p4k:-n/a}" "${q4k:-n/a}")"
+  p1m=$(awk '/^[0-9]+[kmg]? / {print $(NF-1)}' "$out/lat_memif.$r.1048576" 2>/dev/null | tail -1)
+  q64=$(rawval "raw_memif.$r" 64 6); q4k=$(rawval "raw_memif.$r" 4096 6); q1m=$(rawval "raw_memif.$r" 1048576 6)
+  printf "%-34s %12s %12s %14s   %6s %6s %6s\n" "pollfab / raw, repetition $r" "${p64:-n/a}/${q64:-n/a}" "${p4k:-n/a}/${q4k:-n/a}" \
+    "${p1m:-n/a}/${q1m:-n/a}" "$(ratio "${p64:-n/a}" "${q64:-n/a}")" "$(ratio "${p4k:-n/a}" "${q4k:-n/a}")" \
+    "$(ratio "${q1m:-n/a}" "${p1m:-n/a}")"
   lm64+=("$(ratio "${p64:-n/a}" "${q64:-n/a}")"); lm4k+=("$(ratio "${p4k:-n/a}" "${q4k:-n/a}")")
+  lm1m+=("$(ratio "${q1m:-n/a}" "${p1m:-n/a}")")
 done
 medr() { printf "%s\n" "$@" | grep -v n/a | sort -g | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : "n/a")}'; }
-printf "%-34s %12s %12s   %6s %6s\n" "median of repetitions" "" "" "$(medr "${lm64[@]}")" "$(medr "${lm4k[@]}")"
-echo "usec: pollfab/raw (1 = at the floor, above = slower); MB/s: pollfab/raw (below 1 = less throughput)."
+printf "%-34s %12s %12s %14s   %6s %6s %6s\n" "median of repetitions" "" "" "" "$(medr "${lm64[@]}")" "$(medr "${lm4k[@]}")" "$(medr "${lm1m[@]}")"
+echo "usec: pollfab/raw (1 = at the floor, above = slower); 1 MiB: MB/s pollfab/raw from the medians, raw/pollfab"
+echo "in usec (below 1 = less throughput)."
 echo "vCPU placement, cache-line round trip CPU0<->CPU1: ${x_before} ns before memif, ${x_after} ns after (near < 150 ns)."
 echo "memif runs made again because a probe beside them read under ${shared_ns} ns (both vCPUs on one core): $shared_runs."
 
