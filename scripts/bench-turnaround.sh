@@ -51,14 +51,15 @@ pair() {
   bg=""
 }
 turn() { sed -n 's/^critical-path tsc: .* p50=\([0-9]*\) .*/\1/p' "$out/$1.s" | head -1; }
+tmean() { sed -n 's/^critical-path tsc: .* mean10-90=\([0-9.]*\) .*/\1/p' "$out/$1.s" | head -1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'; }
 
 echo "pollfab bench-turnaround: $(date -u +%FT%TZ), net_memif, $iters round trips a pair"
 "$P" testbed down >/dev/null 2>&1 || true
 "$P" testbed up --link memif >/dev/null
 A=$("$P" testbed addr a)
-printf "%-4s %-6s %-9s | %-23s | %-23s | %-23s\n" rep size xcore "half RTT ns pf/raw (x)" \
-  "turnaround ns pf/raw (x)" "link ns pf/raw (x)"
+printf "%-4s %-6s %-9s | %-23s | %-23s | %-23s | %s\n" rep size xcore "half RTT ns pf/raw (x)" \
+  "turnaround ns pf/raw (x)" "link ns pf/raw (x)" "turnaround mean10-90 pf/raw"
 for r in $(seq 1 "$reps"); do
   for size in 64 4096; do
     x0=$(xcore || echo n/a)
@@ -72,12 +73,14 @@ for r in $(seq 1 "$reps"); do
     lp=""; lr=""
     [ -n "$hp" ] && [ -n "$tp" ] && lp=$((hp - tp))
     [ -n "$hr" ] && [ -n "$tr" ] && lr=$((hr - tr))
-    printf "%-4s %-6s %-9s | %6s / %-6s (%5s) | %6s / %-6s (%5s) | %6s / %-6s (%5s)\n" \
+    printf "%-4s %-6s %-9s | %6s / %-6s (%5s) | %6s / %-6s (%5s) | %6s / %-6s (%5s) | %s / %s\n" \
       "$r" "$size" "$x0/$x1" "${hp:-n/a}" "${hr:-n/a}" "$(ratio "$hp" "$hr")" \
-      "${tp:-n/a}" "${tr:-n/a}" "$(ratio "$tp" "$tr")" "${lp:-n/a}" "${lr:-n/a}" "$(ratio "$lp" "$lr")"
+      "${tp:-n/a}" "${tr:-n/a}" "$(ratio "$tp" "$tr")" "${lp:-n/a}" "${lr:-n/a}" "$(ratio "$lp" "$lr")" \
+      "$(tmean "pf.$r.$size")" "$(tmean "raw.$r.$size")"
   done
 done
 "$P" testbed down >/dev/null
 echo "half RTT: the client's median (pollfab pingpong --lat, the raw tool's own); turnaround: the"
-echo "server's median from its rx burst to its reply's tx burst return (PF_CRITICAL_PATH_MARKS=tsc);"
+echo "server's median from its rx burst to its reply's tx burst return (PF_CRITICAL_PATH_MARKS=tsc), and"
+echo "the mean of its middle 80% (finer than the median where the counter ticks coarsely);"
 echo "link = half RTT - turnaround. xcore: the CPU0<->CPU1 cache-line round trip before/after (ns)."
