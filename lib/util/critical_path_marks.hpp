@@ -20,7 +20,8 @@
 // Thread-safety: any thread. callgrind keeps a collection state per thread, and so do the marks
 // (thread_local: it outlives any one object, e.g. a port closed between its receive and its
 // transmit). A thread that receives and never transmits (the liveness assist running a round
-// while the application is away) counts on until it does: medians, not means, read it.
+// while the application is away) counts on until it does: the percentiles and the trimmed mean
+// leave such outliers out.
 #pragma once
 #include <cstdint>
 
