@@ -17,7 +17,8 @@
 # per-repetition ratios is the figure (then again against the placing floor); then the same
 # for the median half round trip
 # (`pollfab pingpong --lat` against the raw ping-pong's own median), which the VM's scheduling
-# hiccups do not move. On a VM, memif speed follows
+# hiccups do not move, also by placement class (each memif size probed before pollfab's pair,
+# after the floor's and after the --lat pair: near, far or mixed). On a VM, memif speed follows
 # where the host put the two vCPUs (docs/architecture-notes.md): the cache-line round trip
 # between CPUs 0 and 1 (pollfab-bench-xcore) is printed before and after the memif runs; compare
 # memif figures only between runs with the same placement.
@@ -119,6 +120,21 @@ x_before=$(xcore || echo n/a)
 # memif run (pollfab's or the floor's) with a probe under shared_ns on either side of it is
 # made again, at most twice; the count is printed with the results.
 shared_ns=80; shared_runs=0
+# placement_class PROBE...: near if every probe read under 150 ns, far if every one read 150 or
+# more, else mixed (the host moved the vCPUs during the size's runs, or a probe failed). Each
+# memif size of a repetition is probed before pollfab's pair, after the floor's and after the
+# --lat pair, and its ratios are classed by the three (docs/performance.md, "The floor, and why
+# it moves": a near and a far run differ 2-4x, and the host flips the placement between runs).
+placement_class() {
+  local x near=0 far=0
+  for x in "$@"; do
+    case $x in ''|*[!0-9]*) echo mixed; return ;; esac
+    if [ "$x" -lt 150 ]; then near=1; else far=1; fi
+  done
+  if [ "$near" = 1 ] && [ "$far" = 0 ]; then echo near
+  elif [ "$far" = 1 ] && [ "$near" = 0 ]; then echo far
+  else echo mixed; fi
+}
 shared_core() {
   local x
   x=$(build/apps/pollfab-bench-xcore --cpus 0,1 --ms 30 2>/dev/null | sed -n 's/^xcore_rtt_ns=//p')
@@ -150,10 +166,14 @@ if "$P" testbed up --link memif >/dev/null; then
     xcore > "$out/xcore_memif.$r" 2>/dev/null || echo n/a > "$out/xcore_memif.$r"
     for s in 64:$i64 4096:$i4k 1048576:$i1m_memif; do
       size=${s%:*}; it=${s#*:}
+      x0=$(xcore 2>/dev/null || echo n/a)
       placed pp "pollfab_memif.$r" "$size" "$it" dpdk "$P testbed exec a -- ${pin_a[*]}" "$P testbed exec b -- ${pin_b[*]}" "$A"
       placed raw "raw_memif.$r" message "$s"  # (raw appends: a run made again is the last line)
+      x1=$(xcore 2>/dev/null || echo n/a)
       placed raw "raw_memif_place.$r" place "$s"
       placed ppl "lat_memif.$r.$size" "$size" "$it"
+      x2=$(xcore 2>/dev/null || echo n/a)
+      echo "$(placement_class "$x0" "$x1" "$x2") $x0/$x1/$x2" > "$out/class_memif.$r.$size"
     done
     xcore >> "$out/xcore_memif.$r" 2>/dev/null || echo n/a >> "$out/xcore_memif.$r"
   done
@@ -246,8 +266,26 @@ for r in $(seq 1 "$reps"); do
   lm64+=("$(ratio "${p64:-n/a}" "${q64:-n/a}")"); lm4k+=("$(ratio "${p4k:-n/a}" "${q4k:-n/a}")")
   lm1m+=("$(ratio "${q1m:-n/a}" "${p1m:-n/a}")")
 done
-medr() { printf "%s\n" "$@" | grep -v n/a | sort -g | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : "n/a")}'; }
+medr() { printf "%s\n" "$@" | grep -v -e n/a -e '^$' | sort -g | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : "n/a")}'; }
 printf "%-34s %12s %12s %14s   %6s %6s %6s\n" "median of repetitions" "" "" "" "$(medr "${lm64[@]}")" "$(medr "${lm4k[@]}")" "$(medr "${lm1m[@]}")"
+# The same by placement class: each size's ratios of the repetitions whose three probes (before
+# pollfab's pair, after the floor's, after the --lat pair) all read near, or all far. A class
+# with no repetition at a size prints n/a; a mixed repetition counts in neither.
+for cl in near far; do
+  c64=(); c4k=(); c1m=()
+  for r in $(seq 1 "$reps"); do
+    i=$((r - 1))
+    [ "$(cut -d' ' -f1 "$out/class_memif.$r.64" 2>/dev/null)" = "$cl" ] && c64+=("${lm64[$i]}")
+    [ "$(cut -d' ' -f1 "$out/class_memif.$r.4096" 2>/dev/null)" = "$cl" ] && c4k+=("${lm4k[$i]}")
+    [ "$(cut -d' ' -f1 "$out/class_memif.$r.1048576" 2>/dev/null)" = "$cl" ] && c1m+=("${lm1m[$i]}")
+  done
+  printf "%-34s %12s %12s %14s   %6s %6s %6s   (%d / %d / %d repetitions)\n" "$cl class, median" "" "" "" \
+    "$(medr "${c64[@]}")" "$(medr "${c4k[@]}")" "$(medr "${c1m[@]}")" "${#c64[@]}" "${#c4k[@]}" "${#c1m[@]}"
+done
+for r in $(seq 1 "$reps"); do
+  printf "%-34s %s; %s; %s\n" "placement, repetition $r" "64B $(cat "$out/class_memif.$r.64" 2>/dev/null)" \
+    "4KiB $(cat "$out/class_memif.$r.4096" 2>/dev/null)" "1MiB $(cat "$out/class_memif.$r.1048576" 2>/dev/null)"
+done
 echo "usec: pollfab/raw (1 = at the floor, above = slower); 1 MiB: MB/s pollfab/raw from the medians, raw/pollfab"
 echo "in usec (below 1 = less throughput)."
 echo "vCPU placement, cache-line round trip CPU0<->CPU1: ${x_before} ns before memif, ${x_after} ns after (near < 150 ns)."

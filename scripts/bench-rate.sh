@@ -12,7 +12,9 @@
 # ratio to the raw floor's message rate at the same size. Medians of --reps repetitions (5;
 # the floor alone moved 15.7-20.5 M packets/s between the 3 repetitions of one run),
 # raw and pollfab interleaved. On a VM memif speed follows the vCPUs' placement: the cache-line
-# round trip CPU0<->CPU1 (pollfab-bench-xcore) is printed before and after.
+# round trip CPU0<->CPU1 (pollfab-bench-xcore) is probed before each repetition, after its
+# msg pair and after its tagged pair, and the per-repetition ratios are also summarised by
+# placement class (near: every probe of the ratio's runs under 150 ns; far: every one above).
 # Run as root. Options: --quick (fewer messages, 1 repetition), --no-build (bench-compare.sh
 # has built), --reps N.
 set -euo pipefail
@@ -70,6 +72,7 @@ for r in $(seq 1 "$reps"); do
   xcore > "$out/xcore.$r" 2>/dev/null || echo n/a > "$out/xcore.$r"
   pair "raw.$r" "${EA[@]}" "$RAW" --rate :: "${EB[@]}" "$RAW" --rate -S 64,4k -I "$n_raw" "$A"
   pair "dpdk_msg.$r" "${EA[@]}" "$RATE" -p dpdk :: "${EB[@]}" "$RATE" -p dpdk -S 64,4k -n "$n_pf" "$A"
+  xcore >> "$out/xcore.$r" 2>/dev/null || echo n/a >> "$out/xcore.$r"  # (classes the msg ratio)
   pair "dpdk_tagged.$r" "${EA[@]}" "$RATE" -p dpdk -m tagged :: \
     "${EB[@]}" "$RATE" -p dpdk -m tagged -S 64,4k -n "$n_pf" "$A"
   xcore >> "$out/xcore.$r" 2>/dev/null || echo n/a >> "$out/xcore.$r"
@@ -116,20 +119,42 @@ print(f"medians of {reps} run(s) for raw and dpdk; udp and rxm: one run. cpu ns:
 # Per repetition: raw and pollfab ran back to back, so their ratio compares one placement.
 print(f"\n{'repetition':12} {'xcore ns':>14} {'raw 64B':>8} {'msg 64B':>8} {'ratio':>6} {'raw 4KiB':>9} {'msg 4KiB':>9} {'ratio':>6} {'tagged 64B':>11} {'ratio':>6}")
 ratios = {k: [] for k in ('m64', 'm4k', 't64')}
+by_class = {c: {k: [] for k in ('m64', 'm4k', 't64')} for c in ('near', 'far')}
+def placement(probes):  # near if every probe read under 150 ns, far if every one 150 or more
+    try:
+        v = [int(p) for p in probes]
+    except ValueError:
+        return 'mixed'
+    if v and all(x < 150 for x in v):
+        return 'near'
+    if v and all(x >= 150 for x in v):
+        return 'far'
+    return 'mixed'
 for rep in range(1, reps + 1):
     rw, dm, dt = rows(f'raw.{rep}'), rows(f'dpdk_msg.{rep}'), rows(f'dpdk_tagged.{rep}')
     try:
-        x = '/'.join(open(os.path.join(out, f'xcore.{rep}')).read().split())
+        probes = open(os.path.join(out, f'xcore.{rep}')).read().split()
     except OSError:
-        x = 'n/a'
+        probes = []
+    x = '/'.join(probes) if probes else 'n/a'
+    # The probes: before the floor, after pollfab's msg pair, after its tagged pair. The msg
+    # ratios are classed by the first two, the tagged one by all three.
+    cls = {'m64': placement(probes[:2]), 'm4k': placement(probes[:2]), 't64': placement(probes)}
     g = lambda t, s, c: float(t[s][c]) if s in t else None
     vals = (g(rw, 64, 3), g(dm, 64, 3), g(rw, 4096, 3), g(dm, 4096, 3), g(dt, 64, 3))
     for k, a, b in (('m64', vals[1], vals[0]), ('m4k', vals[3], vals[2]), ('t64', vals[4], vals[0])):
         if a is not None and b:
             ratios[k].append(a / b)
+            if cls[k] in by_class:
+                by_class[cls[k]][k].append(a / b)
     print(f"{rep:<12} {x:>14} {f(vals[0]):>8} {f(vals[1]):>8} {r(vals[1], vals[0]):>6} {f(vals[2]):>9} {f(vals[3]):>9} {r(vals[3], vals[2]):>6} {f(vals[4]):>11} {r(vals[4], vals[0]):>6}")
 md = lambda v: f'{statistics.median(v):.2f}' if v else 'n/a'
 print(f"\nmessage rate / raw packet rate, median of per-repetition ratios: msg 64 B {md(ratios['m64'])}, "
       f"msg 4 KiB {md(ratios['m4k'])}, tagged 64 B {md(ratios['t64'])}")
-print("xcore: cache-line round trip CPU0<->CPU1 before/after each repetition (vCPU placement; near < 150 ns).")
+for c in ('near', 'far'):
+    b = by_class[c]
+    print(f"  {c} class (repetitions whose probes all read {c}): msg 64 B {md(b['m64'])} ({len(b['m64'])}), "
+          f"msg 4 KiB {md(b['m4k'])} ({len(b['m4k'])}), tagged 64 B {md(b['t64'])} ({len(b['t64'])})")
+print("xcore: cache-line round trip CPU0<->CPU1 before the floor, after pollfab's msg pair and after its tagged")
+print("pair, each repetition (vCPU placement; near < 150 ns; a class needs every probe of the ratio's runs).")
 EOF
