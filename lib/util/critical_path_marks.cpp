@@ -30,17 +30,29 @@ uint64_t fenced_tsc() noexcept {
   return tsc_read();
 }
 
-// One thread's turnarounds in TSC ticks; printed when the thread exits (the main thread's at
-// process exit, with the other thread_local destructors).
+// A thread's sampling state, trivially destructible so that it stays readable after the
+// thread's other thread_local destructors ran (the main thread's run before atexit handlers and
+// static destructors, and an fi_close from those may still reach the marks): Done once the
+// samples are printed, or when their memory could not be had (not asked for again).
+enum class TscState : uint8_t { Unused, Active, Done };
+thread_local TscState tsc_state = TscState::Unused;
+thread_local uint64_t start_tsc = 0;
+
+// One thread's turnarounds in TSC ticks, constructed at its first completed turnaround and
+// printed by its destructor when the thread exits.
 struct TscSamples {
-  static constexpr size_t kMax = size_t(1) << 20;
+  static constexpr size_t kMaxSamples = size_t(1) << 20;
   std::unique_ptr<uint32_t[]> ticks;
   size_t n = 0;
   ~TscSamples() {
-    if (!n) return;
+    print();
+    tsc_state = TscState::Done;
+  }
+  void print() noexcept {
+    if (!n || !ticks) return;
     const TscCalibration* c = tsc_calibration();
     if (!c) return;
-    const size_t kept = std::min(n, kMax);
+    const size_t kept = std::min(n, kMaxSamples);
     std::sort(ticks.get(), ticks.get() + kept);
     auto ns = [&](double q) {
       return double(ticks[std::min(kept - 1, size_t(q * double(kept)))]) / c->ghz;
@@ -56,7 +68,7 @@ struct TscSamples {
                  n, ns(0.1), ns(0.5), ns(0.9), mid);
   }
 };
-thread_local TscSamples samples;
+thread_local TscSamples samples;  // touched only while tsc_state is not Done
 
 }  // namespace
 
@@ -75,7 +87,7 @@ CriticalPathMarks::CriticalPathMarks() noexcept {
 void CriticalPathMarks::start() noexcept {
   on_ = true;
   if (mode_ == Mode::Tsc) {
-    start_tsc_ = fenced_tsc();
+    start_tsc = fenced_tsc();
     return;
   }
 #ifdef PF_HAVE_CALLGRIND
@@ -91,14 +103,16 @@ void CriticalPathMarks::stop() noexcept {
     on_ = false;
     return;
   }
-  const uint64_t d = fenced_tsc() - start_tsc_;
+  const uint64_t d = fenced_tsc() - start_tsc;
   on_ = false;
+  if (tsc_state == TscState::Done) return;
   TscSamples& s = samples;
-  if (!s.ticks) {
-    s.ticks.reset(new (std::nothrow) uint32_t[TscSamples::kMax]);
+  if (tsc_state == TscState::Unused) {
+    s.ticks.reset(new (std::nothrow) uint32_t[TscSamples::kMaxSamples]);
+    tsc_state = s.ticks ? TscState::Active : TscState::Done;
     if (!s.ticks) return;
   }
-  if (s.n < TscSamples::kMax)
+  if (s.n < TscSamples::kMaxSamples)
     s.ticks[s.n] = static_cast<uint32_t>(std::min<uint64_t>(d, UINT32_MAX));
   ++s.n;
 }

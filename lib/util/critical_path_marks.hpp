@@ -9,13 +9,15 @@
 //     scripts/bench-instructions.sh reports the count. Outside valgrind, or in a build without
 //     valgrind's headers, this mode does nothing.
 //   - "tsc": time each turnaround on the real clock (RDTSC after LFENCE at both marks; ~15 ns
-//     of its own). At exit the process prints to stderr one line per thread that marked: the
-//     count, the 10th, 50th and 90th percentile and the mean of the middle 80%, in ns
-//     ("critical-path tsc: ..."). A turnaround's time plus the link's (the peer's tx return to
-//     our rx return: memif's copies and the poll) is a half round trip, so the median against a
-//     ping-pong's median half round trip splits it. scripts/bench-turnaround.sh reports it for
-//     pollfab and the floor. The first 2^20 turnarounds of a thread are kept (4 MiB, allocated
-//     at its first completed turnaround).
+//     of its own). A thread that completed a turnaround prints one line to stderr when it
+//     exits (the main thread at process exit; not a thread still running then, nor a process
+//     that ends with _exit): the count, the 10th, 50th and 90th percentile and the mean of the
+//     middle 80%, in ns ("critical-path tsc: ..."). A server's turnaround plus the link (the
+//     peer's tx return to our rx return: memif's copies and the poll) is about a half round
+//     trip when the client's turnaround is as long, so the median against a ping-pong's
+//     median half round trip splits it. scripts/bench-turnaround.sh reports it for pollfab
+//     and the floor. The first 2^20 turnarounds of a thread are kept (4 MiB, allocated at its
+//     first completed turnaround; without the memory the thread's samples are dropped).
 // Without the variable the marks do nothing: one predictable branch a burst.
 // Thread-safety: any thread. callgrind keeps a collection state per thread, and so do the marks
 // (thread_local: it outlives any one object, e.g. a port closed between its receive and its
@@ -46,7 +48,6 @@ class CriticalPathMarks {
   void stop() noexcept;
   Mode mode_ = Mode::Off;
   static inline thread_local bool on_ = false;
-  static inline thread_local uint64_t start_tsc_ = 0;
 };
 
 }  // namespace pollfab::util

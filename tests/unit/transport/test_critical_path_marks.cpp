@@ -1,7 +1,8 @@
 // util::CriticalPathMarks in its real-clock mode (PF_CRITICAL_PATH_MARKS=tsc): what
 // scripts/bench-turnaround.sh reads is the line each marking thread prints at its exit, and the
-// count in it must be the turnarounds, no more (a second rx mark does not restart one, a tx mark
-// with none started ends nothing). Checks of what is counted and printed, not of any time.
+// count in it must be the turnarounds, no more (a tx mark with none started ends nothing, an
+// empty rx burst starts nothing). Checks of what is counted and printed, not of any time.
+// (Lives with the transport's clock tests: lib/util has no test binary of its own.)
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -37,7 +38,7 @@ TEST(CriticalPathMarks, TscModeCountsEachTurnaroundOnceAndPrintsAtThreadExit) {
     m.after_rx(0);  // an empty burst starts nothing
     m.after_tx();
     m.after_rx(3);  // a turnaround starts at the first burst with packets
-    m.after_rx(1);  // and runs on through later bursts
+    m.after_rx(1);  // and runs on through later bursts (a restart would not change the count)
     m.after_tx();   // ends at the next tx burst
     m.after_tx();
     m.after_rx(1);
@@ -53,7 +54,8 @@ TEST(CriticalPathMarks, AThreadThatNeverCompletesATurnaroundPrintsNothing) {
   EXPECT_EQ(out, "");
 }
 
-TEST(CriticalPathMarks, WithoutTheVariableOrOutsideCallgrindTheMarksDoNothing) {
+// The tsc line only: the callgrind mode ("1", here outside valgrind) prints nothing anyway.
+TEST(CriticalPathMarks, WithoutTheTscValueNoLineIsPrinted) {
   auto turnaround = [](CriticalPathMarks& m) {
     m.after_rx(1);
     m.after_tx();
