@@ -177,7 +177,7 @@ if "$P" testbed up --link memif >/dev/null; then
     done
     xcore >> "$out/xcore_memif.$r" 2>/dev/null || echo n/a >> "$out/xcore_memif.$r"
   done
-  raw raw_memif_frame frame
+  raw raw_memif_frame frame 64:$i64 4096:$i4k 1048576:$i1m_memif
   for m in "${modes[@]}"; do  # progress and waiting: dpdk over memif and udp on loopback
     key=${m%%:*}; key=${key// /_}
     read -r -a margs <<<"${m#*:}"
@@ -256,9 +256,9 @@ floor_row "net_tap" pollfab_tap raw_tap
 printf "\n%-34s %12s %12s %14s   %s\n" "median half round trip, net_memif" "64B usec" "4KiB usec" "1MiB usec" "pollfab / raw: 64B 4KiB (usec), 1MiB (MB/s)"
 lm64=(); lm4k=(); lm1m=()
 for r in $(seq 1 "$reps"); do
-  p64=$(awk '/^[0-9]+[kmg]? / {print $(NF-1)}' "$out/lat_memif.$r.64" 2>/dev/null | tail -1)
-  p4k=$(awk '/^[0-9]+[kmg]? / {print $(NF-1)}' "$out/lat_memif.$r.4096" 2>/dev/null | tail -1)
-  p1m=$(awk '/^[0-9]+[kmg]? / {print $(NF-1)}' "$out/lat_memif.$r.1048576" 2>/dev/null | tail -1)
+  p64=$(awk '/^[0-9]+[kmg]? / {print $(NF-1)}' "$out/lat_memif.$r.64" 2>/dev/null | tail -1 || true)
+  p4k=$(awk '/^[0-9]+[kmg]? / {print $(NF-1)}' "$out/lat_memif.$r.4096" 2>/dev/null | tail -1 || true)
+  p1m=$(awk '/^[0-9]+[kmg]? / {print $(NF-1)}' "$out/lat_memif.$r.1048576" 2>/dev/null | tail -1 || true)
   q64=$(rawval "raw_memif.$r" 64 6); q4k=$(rawval "raw_memif.$r" 4096 6); q1m=$(rawval "raw_memif.$r" 1048576 6)
   printf "%-34s %12s %12s %14s   %6s %6s %6s\n" "pollfab / raw, repetition $r" "${p64:-n/a}/${q64:-n/a}" "${p4k:-n/a}/${q4k:-n/a}" \
     "${p1m:-n/a}/${q1m:-n/a}" "$(ratio "${p64:-n/a}" "${q64:-n/a}")" "$(ratio "${p4k:-n/a}" "${q4k:-n/a}")" \

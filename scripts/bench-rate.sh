@@ -14,7 +14,8 @@
 # raw and pollfab interleaved. On a VM memif speed follows the vCPUs' placement: the cache-line
 # round trip CPU0<->CPU1 (pollfab-bench-xcore) is probed before each repetition, after its
 # msg pair and after its tagged pair, and the per-repetition ratios are also summarised by
-# placement class (near: every probe of the ratio's runs under 150 ns; far: every one above).
+# placement class (near: every probe of the ratio's runs under 150 ns; far: every one 150 or
+# more).
 # Run as root. Options: --quick (fewer messages, 1 repetition), --no-build (bench-compare.sh
 # has built), --reps N.
 set -euo pipefail
@@ -68,14 +69,16 @@ A=$("$P" testbed addr a)
 # them, or trade CPUs mid-run.
 EA=("$P" testbed exec a -- taskset -c 0)
 EB=("$P" testbed exec b -- taskset -c 1)
+# One probe's reading, or n/a: every probe leaves a token, so the classes read the right ones.
+probe() { local x; x=$(xcore 2>/dev/null || true); echo "${x:-n/a}"; }
 for r in $(seq 1 "$reps"); do
-  xcore > "$out/xcore.$r" 2>/dev/null || echo n/a > "$out/xcore.$r"
+  probe > "$out/xcore.$r"
   pair "raw.$r" "${EA[@]}" "$RAW" --rate :: "${EB[@]}" "$RAW" --rate -S 64,4k -I "$n_raw" "$A"
   pair "dpdk_msg.$r" "${EA[@]}" "$RATE" -p dpdk :: "${EB[@]}" "$RATE" -p dpdk -S 64,4k -n "$n_pf" "$A"
-  xcore >> "$out/xcore.$r" 2>/dev/null || echo n/a >> "$out/xcore.$r"  # (classes the msg ratio)
+  probe >> "$out/xcore.$r"  # (classes the msg ratio)
   pair "dpdk_tagged.$r" "${EA[@]}" "$RATE" -p dpdk -m tagged :: \
     "${EB[@]}" "$RATE" -p dpdk -m tagged -S 64,4k -n "$n_pf" "$A"
-  xcore >> "$out/xcore.$r" 2>/dev/null || echo n/a >> "$out/xcore.$r"
+  probe >> "$out/xcore.$r"
 done
 NS=(ip netns exec pollfab-a)
 pair udp "${NS[@]}" "$RATE" -p udp :: "${NS[@]}" "$RATE" -p udp -S 64,4k -n "$n_slow" 127.0.0.1

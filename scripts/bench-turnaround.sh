@@ -4,11 +4,14 @@
 # one side's turnaround (from the receive burst that brings the request to the return of the
 # reply's transmit burst: lib/util/critical_path_marks.hpp, PF_CRITICAL_PATH_MARKS=tsc) plus
 # the link (the reply's transmit return to the peer's receive return: memif's copies, the cache
-# lines between the two vCPUs and the poll). Each repetition runs a pinned `pollfab pingpong
-# --lat` pair and a pinned pollfab-rawpp pair back to back at each size, both marking the same
-# two points, and prints the median half round trip (the client's), the server's median
-# turnaround, and the link as their difference, with pollfab / floor ratios. The marks' own
-# cost (two fenced counter reads a turnaround) is in both. The probe before and after
+# lines between the two vCPUs and the poll), when the client's turnaround is as long as the
+# server's (the clients also read the clock once a round trip for their medians, both tools
+# alike). Each repetition runs a pinned `pollfab pingpong --lat` pair and a pinned
+# pollfab-rawpp pair back to back at each size, the servers marking the same two points, and
+# prints the median half round trip (the client's), the server's median turnaround, and the
+# link as their difference, with pollfab / floor ratios. The marks' own cost (two fenced
+# counter reads a turnaround, ~15 ns) is in both servers' turnarounds and half round trips.
+# The tools' 64-byte warm-up round trips count among the 4 KiB servers' turnarounds (~0.1%). The probe before and after
 # (pollfab-bench-xcore, ns) says where the host put the vCPUs (docs/performance.md, "The
 # floor, and why it moves"): compare repetitions of the same placement only.
 # Run as root. Options: --quick (one repetition, fewer round trips), --no-build.
@@ -45,13 +48,19 @@ pair() {
     > "$out/$name.s" 2>&1 &
   bg=$!
   sleep 0.7
-  timeout 120 "$P" testbed exec b -- env PF_CRITICAL_PATH_MARKS=tsc taskset -c 1 "${cli[@]}" \
+  # The client unmarked: the floor's client has no marks, and pollfab's would add its own two
+  # fenced counter reads a round trip to pollfab's half round trip alone.
+  timeout 120 "$P" testbed exec b -- taskset -c 1 "${cli[@]}" \
     2>/dev/null | tail -1 > "$out/$name" || echo n/a > "$out/$name"
   wait "$bg" 2>/dev/null || true
   bg=""
 }
-turn() { sed -n 's/^critical-path tsc: .* p50=\([0-9]*\) .*/\1/p' "$out/$1.s" | head -1; }
-tmean() { sed -n 's/^critical-path tsc: .* mean10-90=\([0-9.]*\) .*/\1/p' "$out/$1.s" | head -1; }
+# The server's line with the most turnarounds: its application thread's. Another thread that
+# marked (the liveness assist running a round while the application waits elsewhere) prints a
+# line of its own, possibly first.
+tscline() { awk '/^critical-path tsc:/ { n = $3 + 0; if (n > best) { best = n; l = $0 } } END { print l }' "$out/$1.s" 2>/dev/null || true; }
+turn() { tscline "$1" | sed -n 's/.* p50=\([0-9]*\) .*/\1/p'; }
+tmean() { tscline "$1" | sed -n 's/.* mean10-90=\([0-9.]*\) .*/\1/p'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'; }
 
 echo "pollfab bench-turnaround: $(date -u +%FT%TZ), net_memif, $iters round trips a pair"
