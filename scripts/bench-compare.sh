@@ -120,21 +120,8 @@ x_before=$(xcore || echo n/a)
 # memif run (pollfab's or the floor's) with a probe under shared_ns on either side of it is
 # made again, at most twice; the count is printed with the results.
 shared_ns=80; shared_runs=0
-# placement_class PROBE...: near if every probe read under 150 ns, far if every one read 150 or
-# more, else mixed (the host moved the vCPUs during the size's runs, or a probe failed). Each
-# memif size of a repetition is probed before pollfab's pair, after the floor's and after the
-# --lat pair, and its ratios are classed by the three (docs/performance.md, "The floor, and why
-# it moves": a near and a far run differ 2-4x, and the host flips the placement between runs).
-placement_class() {
-  local x near=0 far=0
-  for x in "$@"; do
-    case $x in ''|*[!0-9]*) echo mixed; return ;; esac
-    if [ "$x" -lt 150 ]; then near=1; else far=1; fi
-  done
-  if [ "$near" = 1 ] && [ "$far" = 0 ]; then echo near
-  elif [ "$far" = 1 ] && [ "$near" = 0 ]; then echo far
-  else echo mixed; fi
-}
+# Each memif size of a repetition is probed before pollfab's pair, after the floor's and after
+# the --lat pair, and its ratios are classed by the three (placement_class, bench_env.sh).
 shared_core() {
   local x
   x=$(build/apps/pollfab-bench-xcore --cpus 0,1 --ms 30 2>/dev/null | sed -n 's/^xcore_rtt_ns=//p')
@@ -166,13 +153,13 @@ if "$P" testbed up --link memif >/dev/null; then
     xcore > "$out/xcore_memif.$r" 2>/dev/null || echo n/a > "$out/xcore_memif.$r"
     for s in 64:$i64 4096:$i4k 1048576:$i1m_memif; do
       size=${s%:*}; it=${s#*:}
-      x0=$(xcore 2>/dev/null || echo n/a)
+      x0=$(probe)
       placed pp "pollfab_memif.$r" "$size" "$it" dpdk "$P testbed exec a -- ${pin_a[*]}" "$P testbed exec b -- ${pin_b[*]}" "$A"
       placed raw "raw_memif.$r" message "$s"  # (raw appends: a run made again is the last line)
-      x1=$(xcore 2>/dev/null || echo n/a)
+      x1=$(probe)
       placed raw "raw_memif_place.$r" place "$s"
       placed ppl "lat_memif.$r.$size" "$size" "$it"
-      x2=$(xcore 2>/dev/null || echo n/a)
+      x2=$(probe)
       echo "$(placement_class "$x0" "$x1" "$x2") $x0/$x1/$x2" > "$out/class_memif.$r.$size"
     done
     xcore >> "$out/xcore_memif.$r" 2>/dev/null || echo n/a >> "$out/xcore_memif.$r"

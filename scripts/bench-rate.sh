@@ -69,16 +69,18 @@ A=$("$P" testbed addr a)
 # them, or trade CPUs mid-run.
 EA=("$P" testbed exec a -- taskset -c 0)
 EB=("$P" testbed exec b -- taskset -c 1)
-# One probe's reading, or n/a: every probe leaves a token, so the classes read the right ones.
-probe() { local x; x=$(xcore 2>/dev/null || true); echo "${x:-n/a}"; }
 for r in $(seq 1 "$reps"); do
-  probe > "$out/xcore.$r"
+  x0=$(probe)
   pair "raw.$r" "${EA[@]}" "$RAW" --rate :: "${EB[@]}" "$RAW" --rate -S 64,4k -I "$n_raw" "$A"
   pair "dpdk_msg.$r" "${EA[@]}" "$RATE" -p dpdk :: "${EB[@]}" "$RATE" -p dpdk -S 64,4k -n "$n_pf" "$A"
-  probe >> "$out/xcore.$r"  # (classes the msg ratio)
+  x1=$(probe)
   pair "dpdk_tagged.$r" "${EA[@]}" "$RATE" -p dpdk -m tagged :: \
     "${EB[@]}" "$RATE" -p dpdk -m tagged -S 64,4k -n "$n_pf" "$A"
-  probe >> "$out/xcore.$r"
+  x2=$(probe)
+  echo "$x0 $x1 $x2" > "$out/xcore.$r"
+  # The msg ratios are classed by the probes beside the floor's and the msg pair, the tagged
+  # one by all three (placement_class, bench_env.sh).
+  echo "$(placement_class "$x0" "$x1") $(placement_class "$x0" "$x1" "$x2")" > "$out/class.$r"
 done
 NS=(ip netns exec pollfab-a)
 pair udp "${NS[@]}" "$RATE" -p udp :: "${NS[@]}" "$RATE" -p udp -S 64,4k -n "$n_slow" 127.0.0.1
@@ -123,16 +125,6 @@ print(f"medians of {reps} run(s) for raw and dpdk; udp and rxm: one run. cpu ns:
 print(f"\n{'repetition':12} {'xcore ns':>14} {'raw 64B':>8} {'msg 64B':>8} {'ratio':>6} {'raw 4KiB':>9} {'msg 4KiB':>9} {'ratio':>6} {'tagged 64B':>11} {'ratio':>6}")
 ratios = {k: [] for k in ('m64', 'm4k', 't64')}
 by_class = {c: {k: [] for k in ('m64', 'm4k', 't64')} for c in ('near', 'far')}
-def placement(probes):  # near if every probe read under 150 ns, far if every one 150 or more
-    try:
-        v = [int(p) for p in probes]
-    except ValueError:
-        return 'mixed'
-    if v and all(x < 150 for x in v):
-        return 'near'
-    if v and all(x >= 150 for x in v):
-        return 'far'
-    return 'mixed'
 for rep in range(1, reps + 1):
     rw, dm, dt = rows(f'raw.{rep}'), rows(f'dpdk_msg.{rep}'), rows(f'dpdk_tagged.{rep}')
     try:
@@ -140,9 +132,11 @@ for rep in range(1, reps + 1):
     except OSError:
         probes = []
     x = '/'.join(probes) if probes else 'n/a'
-    # The probes: before the floor, after pollfab's msg pair, after its tagged pair. The msg
-    # ratios are classed by the first two, the tagged one by all three.
-    cls = {'m64': placement(probes[:2]), 'm4k': placement(probes[:2]), 't64': placement(probes)}
+    try:
+        c_msg, c_tagged = open(os.path.join(out, f'class.{rep}')).read().split()
+    except (OSError, ValueError):
+        c_msg = c_tagged = 'mixed'
+    cls = {'m64': c_msg, 'm4k': c_msg, 't64': c_tagged}
     g = lambda t, s, c: float(t[s][c]) if s in t else None
     vals = (g(rw, 64, 3), g(dm, 64, 3), g(rw, 4096, 3), g(dm, 4096, 3), g(dt, 64, 3))
     for k, a, b in (('m64', vals[1], vals[0]), ('m4k', vals[3], vals[2]), ('t64', vals[4], vals[0])):

@@ -14,3 +14,19 @@ cleanup() {
 trap cleanup EXIT
 # xcore: the cache-line round trip CPU0<->CPU1 in ns (pollfab-bench-xcore: the vCPUs' placement).
 xcore() { build/apps/pollfab-bench-xcore --cpus 0,1 --ms 100 | sed -n 's/^xcore_rtt_ns=//p'; }
+# probe: one xcore reading, or n/a (every probe leaves a token, so a list of them stays aligned).
+probe() { local x; x=$(xcore 2>/dev/null || true); echo "${x:-n/a}"; }
+# placement_class PROBE...: near if every probe read under 150 ns, far if every one read 150 or
+# more, else mixed (the host moved the vCPUs during the runs between the probes, or a probe
+# failed). A near and a far run differ 2-4x on this VM (docs/performance.md, "The floor, and
+# why it moves"), so bench-compare and bench-rate class their ratios by the probes beside them.
+placement_class() {
+  local x near=0 far=0
+  for x in "$@"; do
+    case $x in ''|*[!0-9]*) echo mixed; return ;; esac
+    if [ "$x" -lt 150 ]; then near=1; else far=1; fi
+  done
+  if [ "$near" = 1 ] && [ "$far" = 0 ]; then echo near
+  elif [ "$far" = 1 ] && [ "$near" = 0 ]; then echo far
+  else echo mixed; fi
+}
