@@ -464,7 +464,8 @@ class Engine {
   // FI_MORE batch (stamped now: the batch's posts may have read no clock), or kTxBurst packets
   // wait. A post behind messages still in flight queues: it leaves with the next progress
   // round's burst, bundled with the posts after it, not alone (a window of small sends
-  // otherwise opened every refill with a one-message packet).
+  // otherwise opened every refill with a one-message packet), unless its bundle then holds as
+  // many messages as the packets ahead of it (bundle_into_tail sends it at once).
   // Inline: the common post (no FI_MORE, none pending, behind sends in flight or after the
   // round's eager flush, fewer than kTxBurst waiting) only queues.
   void flush_after_post(uint32_t op_flags, bool idle) noexcept {

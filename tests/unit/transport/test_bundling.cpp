@@ -1,12 +1,16 @@
 // Bundling (segmentation.cpp sends, reassembly.cpp receives; wire::kBundle): small whole
 // messages posted to one peer while the packet of the message before them still waits in the
-// tx queue ride in that packet: one PSN, one header, one acknowledgement for many. What the
+// tx queue ride in that packet: one PSN, one header, one acknowledgement for many. The packet
+// leaves once it holds as many messages as the packets ahead of it, so a window of small sends
+// goes as several packets (1, 2, 3, 6, 12, ... messages from an idle peer), not one that waits
+// for the next progress round; an FI_MORE batch fills packets to the limit. What the
 // application sees is unchanged: the same messages, in order, each with its own tag, CQ data
 // and completion; what the link sees: fewer packets. A lost bundle is resent whole; a
 // receiver that runs out of unexpected-message room part way through a bundle takes the rest
 // from the retransmission, without duplicates.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,14 +23,31 @@ namespace {
 
 using util::Status;
 
-// Counts the packets that reach the link; drops the first drop_bundles packets that carry a
-// bundle.
+// The messages a data packet carries: 1, or for a bundle 1 + its entries (0 if malformed).
+uint32_t msgs_in(const PacketBuf& pkt) {
+  if (!(util::load_be16(pkt.data + 4) & wire::kBundle)) return 1;
+  const uint32_t payload = util::load_be16(pkt.data + 6), msg_len = util::load_be32(pkt.data + 40);
+  const uint8_t* q = pkt.data + wire::kHeaderBytes + msg_len;
+  uint32_t left = payload - msg_len, n = 1;
+  while (left) {
+    const uint32_t used = wire::bundle_entry_span(q, left);
+    if (!used) return 0;
+    q += used;
+    left -= used;
+    ++n;
+  }
+  return n;
+}
+
+// Counts the packets that reach the link and the messages in each data packet; drops the
+// first drop_bundles packets that carry a bundle.
 struct TxTap final : PacketIoFilter {
   using PacketIoFilter::PacketIoFilter;
   uint16_t tx_burst(PacketBuf* pkts, uint16_t n) noexcept override {
     uint16_t i = 0;
     for (; i < n; ++i) {
       ++packets;
+      if (pkts[i].data[3] == uint8_t(wire::Type::Data)) msgs.push_back(msgs_in(pkts[i]));
       const bool bundle = util::load_be16(pkts[i].data + 4) & wire::kBundle;
       if (bundle && drop_bundles) {
         --drop_bundles;
@@ -40,6 +61,7 @@ struct TxTap final : PacketIoFilter {
   }
   uint64_t packets = 0, dropped = 0;
   uint32_t drop_bundles = 0;
+  std::vector<uint32_t> msgs;  // per data packet, in the order they left
 };
 
 struct Bundling : ::testing::Test {
@@ -81,11 +103,13 @@ TEST_F(Bundling, SmallPostsShareThePacketOfTheFirstQueuedOne) {
     ASSERT_EQ(b->recv(make_recv(in[i], sizeof in[i], in[i])), Status::Ok);
   }
   for (int i = 0; i < 10; ++i) ASSERT_EQ(a->send(make_send(to_b, out[i], 8, out[i])), Status::Ok);
-  // The first post leaves at once (alone); the nine after it wait for progress() in one packet.
-  EXPECT_EQ(tap.packets, 1u);
+  // The first post leaves at once (alone); the next two once the second joins the packet of
+  // the first of them (as many as ahead of it), then three, then the last four wait for
+  // progress() in one packet.
+  EXPECT_EQ(tap.msgs, (std::vector<uint32_t>{1, 2, 3}));
   a->progress();
-  EXPECT_EQ(tap.packets, 2u) << "nine queued 8-byte messages, one packet";
-  EXPECT_EQ(a->stats().bundled_msgs, 8u);
+  EXPECT_EQ(tap.msgs, (std::vector<uint32_t>{1, 2, 3, 4})) << "ten 8-byte messages, four packets";
+  EXPECT_EQ(a->stats().bundled_msgs, 6u);
   ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == 10 && ok_sends() == 10; }));
   for (int i = 0; i < 10; ++i) {
     const Completion& c = sink_b.comps[size_t(i)];
@@ -95,7 +119,7 @@ TEST_F(Bundling, SmallPostsShareThePacketOfTheFirstQueuedOne) {
     EXPECT_EQ(in[i][0], char('a' + i));
     EXPECT_EQ(in[i][7], char('A' + i));
   }
-  EXPECT_EQ(b->stats().rx_pkts, tap.packets) << "the receiver saw the two packets";
+  EXPECT_EQ(b->stats().rx_pkts, tap.packets) << "the receiver saw the four packets";
   EXPECT_EQ(a->sends_in_use(), 0u);
 }
 
@@ -128,11 +152,10 @@ TEST_F(Bundling, EachMessageKeepsItsTagCqDataAndKind) {
     ASSERT_EQ(a->send(s), Status::Ok);
   }
   a->progress();
-  EXPECT_EQ(tap.packets, 2u);
+  EXPECT_EQ(tap.msgs, (std::vector<uint32_t>{1, 2, 3, 6}));
   ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == size_t(kN); }));
-  // The receive completions of a packet reach the sink in one call: one for the lone first
-  // message, one for the bundle of the rest.
-  EXPECT_EQ(sink_b.recv_bursts, (std::vector<uint32_t>{1, kN - 1}));
+  // The receive completions of a packet reach the sink in one call each.
+  EXPECT_EQ(sink_b.recv_bursts, (std::vector<uint32_t>{1, 2, 3, 6}));
   int untagged_seen = 0;
   for (const Completion& c : sink_b.comps) {
     ASSERT_EQ(c.status, Status::Ok);
@@ -180,10 +203,21 @@ TEST_F(Bundling, APacketTakesWhatFitsAndMessagesAboveTheLimitGoAlone) {
     ASSERT_EQ(a->send(make_send(to_b, out[i].data(), sizes[i], out[i].data())), Status::Ok);
   a->progress();
   const uint32_t seg = a->segment_bytes();
-  const uint64_t per = 1 + (seg - 100) / (100 + 4);  // messages per full packet
-  // 1 alone, then 30 in ceil(30 / per) packets, the 2000-byte one in 2 segments, the last two
-  // in one packet.
-  EXPECT_EQ(tap.packets, 1 + (30 + per - 1) / per + 2 + 1) << "segment " << seg << ", " << per << " a packet";
+  const uint32_t per = 1 + (seg - 100) / (100 + 4);  // messages per full packet
+  ASSERT_LT(per, 24u) << "the test needs packets that fill before half the window";
+  // 1 alone, then 2, 3, 6, 12 (each as many as ahead of it), then full packets of `per` and
+  // what is left of the 31 (the packets ahead hold more than `per` now); the 2000-byte one in
+  // 2 segments of its own, the last two in one packet.
+  std::vector<uint32_t> want{1, 2, 3, 6};
+  uint32_t left = 31 - 12;
+  for (uint32_t ahead = 12; left;) {
+    const uint32_t n = std::min({left, per, ahead});
+    want.push_back(n);
+    ahead += n;
+    left -= n;
+  }
+  for (uint32_t x : {1u, 1u, 2u}) want.push_back(x);
+  EXPECT_EQ(tap.msgs, want) << "segment " << seg << ", " << per << " a packet";
   ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == sizes.size() && ok_sends() == sizes.size(); }));
   for (size_t i = 0; i < sizes.size(); ++i) {
     EXPECT_EQ(sink_b.comps[i].context, in[i].data());
@@ -192,16 +226,37 @@ TEST_F(Bundling, APacketTakesWhatFitsAndMessagesAboveTheLimitGoAlone) {
 }
 
 TEST_F(Bundling, AtMost64MessagesShareAPacket) {
-  constexpr int kN = 150;
+  constexpr int kN = 250;
   std::vector<uint8_t> in(kN), out(kN);
   for (int i = 0; i < kN; ++i) {
     out[size_t(i)] = uint8_t(i);
     ASSERT_EQ(b->recv(make_recv(&in[size_t(i)], 1, &in[size_t(i)])), Status::Ok);
   }
   for (int i = 0; i < kN; ++i) ASSERT_EQ(a->send(make_send(to_b, &out[size_t(i)], 1)), Status::Ok);
+  // Packets grow to as many as ahead of them (1 + 2 + ... + 48 = 96), then fill to 64 and
+  // leave full; the last 26 wait for progress().
+  EXPECT_EQ(tap.msgs, (std::vector<uint32_t>{1, 2, 3, 6, 12, 24, 48, 64, 64}));
   a->progress();
-  // 1 alone, then 149 in packets of 64: 3.
-  EXPECT_EQ(tap.packets, 4u);
+  EXPECT_EQ(tap.msgs.back(), 26u);
+  ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == size_t(kN); }));
+  EXPECT_EQ(in, out);
+}
+
+// An FI_MORE batch is not cut short: its posts fill packets to the limit, and its last post
+// sends what is left.
+TEST_F(Bundling, AnFiMoreBatchFillsPacketsToTheLimit) {
+  constexpr int kN = 150;
+  std::vector<uint8_t> in(kN), out(kN);
+  for (int i = 0; i < kN; ++i) {
+    out[size_t(i)] = uint8_t(i);
+    ASSERT_EQ(b->recv(make_recv(&in[size_t(i)], 1, &in[size_t(i)])), Status::Ok);
+  }
+  for (int i = 0; i < kN; ++i) {
+    SendOp s = make_send(to_b, &out[size_t(i)], 1);
+    if (i + 1 < kN) s.flags |= kOpMore;
+    ASSERT_EQ(a->send(s), Status::Ok);
+  }
+  EXPECT_EQ(tap.msgs, (std::vector<uint32_t>{64, 64, 22}));
   ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == size_t(kN); }));
   EXPECT_EQ(in, out);
 }
@@ -276,12 +331,13 @@ TEST_F(Bundling, TruncationUnexpectedAndMultiRecvAsForLoneMessages) {
   for (int i = 0; i < 6; ++i) {
     for (int k = 0; k < 8; ++k) out[i][k] = char('a' + i);
   }
-  // Message 0 leaves alone; 1-5 share a packet. 0 -> small (truncated), 1 -> exact, 2-4 ->
-  // the multi-recv buffer (24 bytes: three of 8; retired at less than 8 free), 5 -> unexpected.
+  // Message 0 leaves alone; 1-2 share a packet, 3-5 another. 0 -> small (truncated), 1 ->
+  // exact, 2-4 -> the multi-recv buffer (24 bytes: three of 8; retired at less than 8 free),
+  // 5 -> unexpected.
   for (int i = 0; i < 6; ++i) ASSERT_EQ(a->send(make_send(to_b, out[i], 8, out[i])), Status::Ok);
   ASSERT_EQ(b->recv(mr), Status::Ok);
   a->progress();
-  EXPECT_GE(a->stats().bundled_msgs, 4u);
+  EXPECT_EQ(tap.msgs, (std::vector<uint32_t>{1, 2, 3}));
   ASSERT_TRUE(run_until([&] { return sink_b.comps.size() >= 5 && ok_sends() == 6; }));
   ASSERT_EQ(b->recv(make_recv(later, sizeof later, later)), Status::Ok);  // takes message 5
   ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == 6; }));
