@@ -263,7 +263,9 @@ class Engine {
   // Bundling (wire::kBundle): m, whole and small, joins the packet of the message before it
   // when that packet is p's newest, still queued and unsealed, with room. True if it did.
   bool try_bundle(Peer& p, SendMsg& m) noexcept;
-  inline bool bundle_into_tail(Peer& p, SendMsg& m) noexcept;  // try_bundle, inline in enqueue
+  // try_bundle, inline in enqueue; post: an application's post (enqueue), which may send the
+  // tail at once (segmentation.cpp)
+  inline bool bundle_into_tail(Peer& p, SendMsg& m, bool post) noexcept;
   // May m share a packet with others (a plain message of the application's, copied)?
   bool bundleable(const SendMsg& m) const noexcept;
   // Appends m as a bundle entry to pkt (a Data packet being built): the bytes appended, 0 if
@@ -465,7 +467,7 @@ class Engine {
   // wait. A post behind messages still in flight queues: it leaves with the next progress
   // round's burst, bundled with the posts after it, not alone (a window of small sends
   // otherwise opened every refill with a one-message packet), unless its bundle then holds as
-  // many messages as the packets ahead of it (bundle_into_tail sends it at once).
+  // many messages as are ahead of it, sent or queued (bundle_into_tail sends it at once).
   // Inline: the common post (no FI_MORE, none pending, behind sends in flight or after the
   // round's eager flush, fewer than kTxBurst waiting) only queues.
   void flush_after_post(uint32_t op_flags, bool idle) noexcept {

@@ -120,7 +120,7 @@ bool Engine::queue_msg(Peer& p, SendMsg* m) noexcept { return enqueue(p, m); }
   // the queue. pump() would do the same after its window checks, which a message that takes no
   // PSN and no window slot does not need.
   const bool alone = p.sq_next == m;
-  if (alone && bundle_into_tail(p, *m)) {
+  if (alone && bundle_into_tail(p, *m, /*post=*/true)) {
     if (!p.loss_deadline_ns) arm_probe(p);
     return idle;
   }
@@ -275,7 +275,8 @@ void Engine::mark_bundle(PacketBuf& pkt) noexcept {
 
 // Inline in enqueue (a stream of small posts: each one's path); pump's loop calls it through
 // try_bundle.
-[[gnu::always_inline]] inline bool Engine::bundle_into_tail(Peer& p, SendMsg& m) noexcept {
+[[gnu::always_inline]] inline bool Engine::bundle_into_tail(Peer& p, SendMsg& m,
+                                                           bool post) noexcept {
   if (!cfg_.bundle_max_bytes || !txq_len_ || txq_sealed_ >= txq_len_ || p.snd_nxt == p.snd_una ||
       !bundleable(m))
     return false;
@@ -302,19 +303,26 @@ void Engine::mark_bundle(PacketBuf& pkt) noexcept {
   ++stats_.bundled_msgs;
   stats_.tx_bytes += added;
   p.tx_bytes += added;
-  // The tail now holds as many of p's messages as every packet ahead of it (queued_msgs counts
-  // the messages not yet completed, these included): it leaves now, and the receiver works on
-  // it while the application posts the rest. A window of small sends no longer fits one packet
-  // that waits for the next progress round while the sender then waits for its ACK (16-byte
-  // sends, 64 in flight: 25 M msg/s against 34 near; performance.md item 72). From an idle
-  // peer, packets so hold 1, 2, 3, 6, 12, ... messages, up to half of what the application
-  // keeps in flight; a packet behind more than that fills as before. Not in an FI_MORE batch:
-  // its last post flushes it.
-  if (2u * t.n_msgs >= p.queued_msgs && !more_batch_ && !(m.op.flags & kOpMore)) flush();
+  // An application's post: the tail now holds as many messages as are ahead of it, sent and
+  // not yet completed (queued_msgs counts p's messages not yet completed, these included; in
+  // a post nothing waits behind the tail): it leaves now, and the receiver works on it while
+  // the application posts the rest. A window of small sends no longer fits one packet that
+  // waits for the next progress round while the sender then waits for its ACK (16-byte sends,
+  // 64 in flight: 25 M msg/s against 34 near; performance.md item 72). From an idle peer,
+  // packets so hold 1, 2, 3, 6, 12, ... messages, up to half of what the application keeps in
+  // flight; a packet behind more than that fills as before. Not in an FI_MORE batch: its last
+  // post flushes it. Not in pump (progress, or a window that opened): the round's own flush
+  // follows, and messages waiting behind a closed window would lose their place in the one
+  // packet that may leave. The packet may ask for its ACK (request_ack): the application
+  // may post nothing more.
+  if (post && 2u * t.n_msgs >= p.queued_msgs && !more_batch_ && !(m.op.flags & kOpMore))
+    flush();
   return true;
 }
 
-bool Engine::try_bundle(Peer& p, SendMsg& m) noexcept { return bundle_into_tail(p, m); }
+bool Engine::try_bundle(Peer& p, SendMsg& m) noexcept {
+  return bundle_into_tail(p, m, /*post=*/false);
+}
 
 // The header (and RMA extension) of segment [off, off + len) of m, with the ACK it piggybacks.
 void Engine::encode_segment_header(Peer& p, const SendMsg& m, uint32_t off, uint32_t len, Seq32 psn,

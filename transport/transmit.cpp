@@ -3,8 +3,9 @@
 // holds no reference to zero-copy memory (the pinned list).
 // Batching across posts: the first post after a progress() goes out at once (a ping-pong's
 // one message pays no wait); the posts after it, until the next progress(), queue and leave
-// as one tx burst at that progress() or when kTxBurst packets are queued. One tx_burst per
-// message cost a 64-byte stream half its rate over memif (docs/performance.md).
+// as one tx burst at that progress() or when kTxBurst packets are queued, or as soon as a
+// bundle holds as many messages as are ahead of it (segmentation.cpp, bundle_into_tail). One
+// tx_burst per message cost a 64-byte stream half its rate over memif (docs/performance.md).
 #include "transport/engine_state.hpp"
 
 namespace pollfab::transport {
@@ -164,7 +165,9 @@ void Engine::flush_after_post_slow(uint32_t op_flags, bool idle) noexcept {
 [[gnu::always_inline]] inline void Engine::request_ack(PacketBuf& pkt, const TxSlot* t) noexcept {
   if (!t || !t->msg) return;  // not a fresh data packet (an ACK, a resend)
   const Peer& p = P(t->msg->op.peer);
-  // Only p's newest packet asks, and only when nothing is left behind (the sender now waits).
+  // Only p's newest packet asks, and only when nothing is left behind: the sender now waits,
+  // or (a bundle that left in a post, bundle_into_tail) may, if its application posts nothing
+  // more.
   if (t != &p.slot(p.snd_nxt - 1) || p.sq_next ||
       p.queued_msgs < (p.ack_waited ? 1u : ack_req_msgs_))
     return;

@@ -199,23 +199,21 @@ TEST_F(Bundling, APacketTakesWhatFitsAndMessagesAboveTheLimitGoAlone) {
     in.emplace_back(sizes[i]);
     ASSERT_EQ(b->recv(make_recv(in.back().data(), sizes[i], in.back().data())), Status::Ok);
   }
-  for (size_t i = 0; i < sizes.size(); ++i)
-    ASSERT_EQ(a->send(make_send(to_b, out[i].data(), sizes[i], out[i].data())), Status::Ok);
-  a->progress();
+  // One FI_MORE batch: packets fill to the segment (none leaves early), its last post sends
+  // what is left.
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    SendOp s = make_send(to_b, out[i].data(), sizes[i], out[i].data());
+    if (i + 1 < sizes.size()) s.flags |= kOpMore;
+    ASSERT_EQ(a->send(s), Status::Ok);
+  }
   const uint32_t seg = a->segment_bytes();
   const uint32_t per = 1 + (seg - 100) / (100 + 4);  // messages per full packet
-  ASSERT_LT(per, 24u) << "the test needs packets that fill before half the window";
-  // 1 alone, then 2, 3, 6, 12 (each as many as ahead of it), then full packets of `per` and
-  // what is left of the 31 (the packets ahead hold more than `per` now); the 2000-byte one in
-  // 2 segments of its own, the last two in one packet.
-  std::vector<uint32_t> want{1, 2, 3, 6};
-  uint32_t left = 31 - 12;
-  for (uint32_t ahead = 12; left;) {
-    const uint32_t n = std::min({left, per, ahead});
-    want.push_back(n);
-    ahead += n;
-    left -= n;
-  }
+  ASSERT_GE(per, 2u);
+  ASSERT_LT(per, 31u) << "the test needs the 31 to fill a packet";
+  // The 31 in full packets of `per` and what is left, the 2000-byte one in 2 segments of its
+  // own, the last two in one packet.
+  std::vector<uint32_t> want;
+  for (uint32_t left = 31; left; left -= std::min(left, per)) want.push_back(std::min(left, per));
   for (uint32_t x : {1u, 1u, 2u}) want.push_back(x);
   EXPECT_EQ(tap.msgs, want) << "segment " << seg << ", " << per << " a packet";
   ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == sizes.size() && ok_sends() == sizes.size(); }));
@@ -261,18 +259,50 @@ TEST_F(Bundling, AnFiMoreBatchFillsPacketsToTheLimit) {
   EXPECT_EQ(in, out);
 }
 
+// Messages that waited behind a closed window leave together when it opens: only an
+// application's post sends a bundle early, not the progress round that sends what waited.
+TEST_F(Bundling, MessagesThatWaitedBehindAClosedWindowShareOnePacket) {
+  EngineConfig ca = cfg(1);
+  ca.window_pkts = 8;
+  ca.reorder_window_pkts = 8;
+  open(ca, cfg(2));
+  constexpr int kBig = 8, kSmall = 30;
+  std::vector<std::vector<uint8_t>> out, in;
+  for (int i = 0; i < kBig + kSmall; ++i) {
+    const size_t len = i < kBig ? 1100 : 8;  // above bundle_max_bytes: a packet each
+    out.emplace_back(len);
+    fill_xorshift(out.back().data(), len, uint64_t(i) + 1);
+    in.emplace_back(len);
+    ASSERT_EQ(b->recv(make_recv(in.back().data(), len, in.back().data())), Status::Ok);
+  }
+  for (int i = 0; i < kBig + kSmall; ++i)
+    ASSERT_EQ(a->send(make_send(to_b, out[size_t(i)].data(), out[size_t(i)].size())), Status::Ok);
+  a->progress();
+  ASSERT_EQ(tap.msgs, std::vector<uint32_t>(kBig, 1u)) << "the window is full: the rest waits";
+  ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == size_t(kBig + kSmall); }));
+  EXPECT_EQ(tap.msgs.size(), size_t(kBig + 1));
+  EXPECT_EQ(tap.msgs.back(), uint32_t(kSmall)) << "one packet once the window opened";
+  for (int i = 0; i < kBig + kSmall; ++i) EXPECT_EQ(in[size_t(i)], out[size_t(i)]) << i;
+}
+
 TEST_F(Bundling, ALostBundleIsResentWholeAndDeliveredOnce) {
-  tap.drop_bundles = 2;  // the first bundle, and its first retransmission
+  tap.drop_bundles = 2;  // the bundle, and its first retransmission
   char in[20][16] = {}, out[20][16] = {};
   for (int i = 0; i < 20; ++i) {
     std::snprintf(out[i], sizeof out[i], "msg %d", i);
     ASSERT_EQ(b->recv(make_recv(in[i], sizeof in[i], in[i])), Status::Ok);
   }
-  for (int i = 0; i < 20; ++i) ASSERT_EQ(a->send(make_send(to_b, out[i], 16, out[i])), Status::Ok);
+  for (int i = 0; i < 20; ++i) {  // one FI_MORE batch: one bundle of 20
+    SendOp s = make_send(to_b, out[i], 16, out[i]);
+    if (i + 1 < 20) s.flags |= kOpMore;
+    ASSERT_EQ(a->send(s), Status::Ok);
+  }
+  EXPECT_EQ(tap.msgs, (std::vector<uint32_t>{20}));
   a->progress();
   ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == 20 && ok_sends() == 20; }));
   EXPECT_EQ(tap.dropped, 2u);
   EXPECT_GE(a->stats().retx_pkts, 2u);
+  EXPECT_EQ(tap.msgs[1], 20u) << "resent whole";
   for (int i = 0; i < 20; ++i) {
     EXPECT_EQ(sink_b.comps[size_t(i)].context, in[i]);
     EXPECT_STREQ(in[i], out[i]);
