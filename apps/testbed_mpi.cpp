@@ -141,6 +141,14 @@ int mpirun_main(const TestbedArgs& a) {
   }
   // Busy-polling ranks share the machine's cores: let idle ones yield.
   mca("mpi_yield_when_idle", "1");
+  // The hosts share /tmp and the hostname: every job's mpirun and orteds would keep their
+  // session directories under the same /tmp/ompi.HOST.UID, where a job still cleaning up
+  // removed a directory the next one was creating (a daemon's "A call to mkdir was unable to
+  // create the desired directory ... No such file or directory", once in a test.sh run).
+  // Each run gets a base of its own, removed after it.
+  char tmp_base[] = "/tmp/pollfab-ompi.XXXXXX";
+  const bool own_tmp = mkdtemp(tmp_base) != nullptr;
+  if (own_tmp) mca("orte_tmpdir_base", tmp_base);
   for (const auto& kv : a.mca) {  // "KEY VALUE" (main.cpp joins the two words)
     const size_t sp = kv.find(' ');
     mca(kv.substr(0, sp), kv.substr(sp + 1));
@@ -151,7 +159,12 @@ int mpirun_main(const TestbedArgs& a) {
   std::string shown;
   for (const auto& w : argv) shown += (shown.empty() ? "" : " ") + w;
   fprintf(stderr, "pollfab testbed mpirun: %s\n", shown.c_str());
-  return run_cmd(argv);
+  const int rc = run_cmd(argv);
+  if (own_tmp) {
+    std::error_code ec;
+    std::filesystem::remove_all(tmp_base, ec);
+  }
+  return rc;
 }
 
 int rank_main(const TestbedArgs& a) {
