@@ -307,14 +307,14 @@ void Engine::mark_bundle(PacketBuf& pkt) noexcept {
   // not yet completed (queued_msgs counts p's messages not yet completed, these included; in
   // a post nothing waits behind the tail): it leaves now, and the receiver works on it while
   // the application posts the rest. A window of small sends no longer fits one packet that
-  // waits for the next progress round while the sender then waits for its ACK (16-byte sends,
-  // 64 in flight: 25 M msg/s against 34 near; performance.md item 72). From an idle peer,
-  // packets so hold 1, 2, 3, 6, 12, ... messages, up to half of what the application keeps in
-  // flight; a packet behind more than that fills as before. Not in an FI_MORE batch: its last
-  // post flushes it. Not in pump (progress, or a window that opened): the round's own flush
-  // follows, and messages waiting behind a closed window would lose their place in the one
-  // packet that may leave. The packet may ask for its ACK (request_ack): the application
-  // may post nothing more.
+  // waits for the next progress round while the sender then waits for its ACK (without this
+  // the small-message rate moved 20-30% from build to build; performance.md item 72). From an
+  // idle peer, packets so hold 1, 2, 3, 6, 12, ... messages, up to half of what the
+  // application keeps in flight; a packet behind more than that fills as before. Not in an
+  // FI_MORE batch: its last post flushes it. Not in pump (progress, or a window that opened):
+  // the round's own flush follows, and messages waiting behind a closed window would lose
+  // their place in the one packet that may leave. The packet may ask for its ACK
+  // (request_ack): the application may post nothing more.
   if (post && 2u * t.n_msgs >= p.queued_msgs && !more_batch_ && !(m.op.flags & kOpMore))
     flush();
   return true;
