@@ -88,6 +88,13 @@ struct Bundling : ::testing::Test {
   bool run_until(const std::function<bool()>& pred) {
     return drive_until(link, clock, *a, *b, pred);
   }
+  // One-byte messages 0, 1, ...: out[i] to send, a receive posted at b for each into in[i].
+  void one_byte_messages(std::vector<uint8_t>& in, std::vector<uint8_t>& out) {
+    for (size_t i = 0; i < out.size(); ++i) {
+      out[i] = uint8_t(i);
+      ASSERT_EQ(b->recv(make_recv(&in[i], 1, &in[i])), Status::Ok);
+    }
+  }
   size_t ok_sends() const {
     size_t n = 0;
     for (const Completion& c : sink_a.comps) n += (c.flags & kCompSend) && c.status == Status::Ok;
@@ -226,10 +233,7 @@ TEST_F(Bundling, APacketTakesWhatFitsAndMessagesAboveTheLimitGoAlone) {
 TEST_F(Bundling, AtMost64MessagesShareAPacket) {
   constexpr int kN = 250;
   std::vector<uint8_t> in(kN), out(kN);
-  for (int i = 0; i < kN; ++i) {
-    out[size_t(i)] = uint8_t(i);
-    ASSERT_EQ(b->recv(make_recv(&in[size_t(i)], 1, &in[size_t(i)])), Status::Ok);
-  }
+  ASSERT_NO_FATAL_FAILURE(one_byte_messages(in, out));
   for (int i = 0; i < kN; ++i) ASSERT_EQ(a->send(make_send(to_b, &out[size_t(i)], 1)), Status::Ok);
   // Packets grow to as many as ahead of them (1 + 2 + ... + 48 = 96), then fill to 64 and
   // leave full; the last 26 wait for progress().
@@ -245,10 +249,7 @@ TEST_F(Bundling, AtMost64MessagesShareAPacket) {
 TEST_F(Bundling, AnFiMoreBatchFillsPacketsToTheLimit) {
   constexpr int kN = 150;
   std::vector<uint8_t> in(kN), out(kN);
-  for (int i = 0; i < kN; ++i) {
-    out[size_t(i)] = uint8_t(i);
-    ASSERT_EQ(b->recv(make_recv(&in[size_t(i)], 1, &in[size_t(i)])), Status::Ok);
-  }
+  ASSERT_NO_FATAL_FAILURE(one_byte_messages(in, out));
   for (int i = 0; i < kN; ++i) {
     SendOp s = make_send(to_b, &out[size_t(i)], 1);
     if (i + 1 < kN) s.flags |= kOpMore;
