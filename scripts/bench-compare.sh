@@ -242,10 +242,12 @@ floor_row "net_tap" pollfab_tap raw_tap
 # is then the raw median over pollfab's.
 printf "\n%-34s %12s %12s %14s   %s\n" "median half round trip, net_memif" "64B usec" "4KiB usec" "1MiB usec" "pollfab / raw: 64B 4KiB (usec), 1MiB (MB/s)"
 lm64=(); lm4k=(); lm1m=()
+# lat_med R SIZE: the median half round trip of repetition R's `--lat` pair at SIZE (empty if none).
+lat_med() { awk '/^[0-9]+[kmg]? / {print $(NF-1)}' "$out/lat_memif.$1.$2" 2>/dev/null | tail -1 || true; }
+# class_of R SIZE: near, far or mixed (empty if not probed).
+class_of() { cut -d' ' -f1 "$out/class_memif.$1.$2" 2>/dev/null || true; }
 for r in $(seq 1 "$reps"); do
-  p64=$(awk '/^[0-9]+[kmg]? / {print $(NF-1)}' "$out/lat_memif.$r.64" 2>/dev/null | tail -1 || true)
-  p4k=$(awk '/^[0-9]+[kmg]? / {print $(NF-1)}' "$out/lat_memif.$r.4096" 2>/dev/null | tail -1 || true)
-  p1m=$(awk '/^[0-9]+[kmg]? / {print $(NF-1)}' "$out/lat_memif.$r.1048576" 2>/dev/null | tail -1 || true)
+  p64=$(lat_med "$r" 64); p4k=$(lat_med "$r" 4096); p1m=$(lat_med "$r" 1048576)
   q64=$(rawval "raw_memif.$r" 64 6); q4k=$(rawval "raw_memif.$r" 4096 6); q1m=$(rawval "raw_memif.$r" 1048576 6)
   printf "%-34s %12s %12s %14s   %6s %6s %6s\n" "pollfab / raw, repetition $r" "${p64:-n/a}/${q64:-n/a}" "${p4k:-n/a}/${q4k:-n/a}" \
     "${p1m:-n/a}/${q1m:-n/a}" "$(ratio "${p64:-n/a}" "${q64:-n/a}")" "$(ratio "${p4k:-n/a}" "${q4k:-n/a}")" \
@@ -262,9 +264,9 @@ for cl in near far; do
   c64=(); c4k=(); c1m=()
   for r in $(seq 1 "$reps"); do
     i=$((r - 1))
-    [ "$(cut -d' ' -f1 "$out/class_memif.$r.64" 2>/dev/null)" = "$cl" ] && c64+=("${lm64[$i]}")
-    [ "$(cut -d' ' -f1 "$out/class_memif.$r.4096" 2>/dev/null)" = "$cl" ] && c4k+=("${lm4k[$i]}")
-    [ "$(cut -d' ' -f1 "$out/class_memif.$r.1048576" 2>/dev/null)" = "$cl" ] && c1m+=("${lm1m[$i]}")
+    [ "$(class_of "$r" 64)" = "$cl" ] && c64+=("${lm64[$i]}")
+    [ "$(class_of "$r" 4096)" = "$cl" ] && c4k+=("${lm4k[$i]}")
+    [ "$(class_of "$r" 1048576)" = "$cl" ] && c1m+=("${lm1m[$i]}")
   done
   printf "%-34s %12s %12s %14s   %6s %6s %6s   (%d / %d / %d repetitions)\n" "$cl class, median" "" "" "" \
     "$(medr "${c64[@]}")" "$(medr "${c4k[@]}")" "$(medr "${c1m[@]}")" "${#c64[@]}" "${#c4k[@]}" "${#c1m[@]}"

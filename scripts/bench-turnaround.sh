@@ -11,9 +11,10 @@
 # prints the median half round trip (the client's), the server's median turnaround, and the
 # link as their difference, with pollfab / floor ratios. The marks' own cost (two fenced
 # counter reads a turnaround, ~15 ns) is in both servers' turnarounds and half round trips.
-# The tools' 64-byte warm-up round trips count among the 4 KiB servers' turnarounds (~0.1%). The probe before and after
-# (pollfab-bench-xcore, ns) says where the host put the vCPUs (docs/performance.md, "The
-# floor, and why it moves"): compare repetitions of the same placement only.
+# The tools' 64-byte warm-up round trips count among the 4 KiB servers' turnarounds (~0.1%).
+# The probe before and after (pollfab-bench-xcore, ns) says where the host put the vCPUs
+# (docs/performance.md, "The floor, and why it moves"): compare repetitions of the same
+# placement only.
 # Run as root. Options: --quick (one repetition, fewer round trips), --no-build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
