@@ -31,7 +31,9 @@ Engine::Engine(const EngineConfig& cfg, PacketIo& io, Clock& clock, CompletionSi
          (cfg_.reorder_window_pkts - 64) / 8 > sack_room)
     cfg_.reorder_window_pkts /= 2;
   zc_min_ = cfg_.reliable ? io_.zero_copy_min_bytes() : UINT32_MAX;
-  ack_req_msgs_ = std::max<uint32_t>(2, cfg_.ack_coalesce_pkts / 2);
+  cfg_.ack_coalesce_pkts = std::max<uint32_t>(cfg_.ack_coalesce_pkts, 1);
+  cfg_.ack_coalesce_msgs = std::max<uint32_t>(cfg_.ack_coalesce_msgs, 1);
+  ack_req_msgs_ = std::max<uint32_t>(2, cfg_.ack_coalesce_msgs / 2);
   ack_waited_ns_ = std::max<uint64_t>(1, cfg_.ack_delay_ns / 2);
   if (!cfg_.reliable) cfg_.max_msg_size = std::min<uint64_t>(cfg_.max_msg_size, seg_bytes_);
   cfg_.max_msg_size = std::min<uint64_t>(cfg_.max_msg_size, 0xffffffffull);
@@ -126,6 +128,7 @@ void Engine::restart_protocol(Peer& p) noexcept {
   cc_restart(p.cc, cc_);
   p.data_rx_ns = 0;
   p.ack_pending = 0;
+  p.ack_msgs = 0;
   p.ack_now = p.ack_idle = p.rx_this_round = false;
   p.ack_waited = false;  // a new incarnation: nothing known of how it acknowledges
   p.bundle_done = 0;
@@ -331,7 +334,7 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
 
 [[gnu::always_inline]] inline bool Engine::work_every_round(const Peer& p) const noexcept {
   return p.sq_next || p.held.has(p.rcv_nxt) ||
-         (p.ack_pending && p.ack_pending >= cfg_.ack_coalesce_pkts);
+         (p.ack_pending && ack_due(p));
 }
 
 template <bool Plan>
@@ -366,7 +369,7 @@ template <bool Plan>
       p.ack_now = true;  // window update: the sender may be waiting for credits
       if (!p.ack_pending) note_ack_pending(p);
     }
-    if (p.ack_pending && (p.ack_now || p.ack_pending >= cfg_.ack_coalesce_pkts ||
+    if (p.ack_pending && (p.ack_now || ack_due(p) ||
                           now >= p.ack_deadline_ns || (p.ack_idle && !p.rx_this_round)))
       send_ack(p);
     // An ACK_REQ on a packet that was not taken (outside the window) leaves nothing to

@@ -311,6 +311,9 @@ class Engine {
   void advance_current(Peer& p, PeerId pid, uint32_t len, bool last) noexcept;
   bool grow_send_ring(Peer& p) noexcept;
   void note_ack_pending(Peer& p) noexcept;
+  // ack_coalesce_pkts packets or ack_coalesce_msgs messages wait for a standalone ACK
+  // (EngineConfig). Inline (engine_state.hpp): every data packet and every peer walk.
+  inline bool ack_due(const Peer& p) const noexcept;
   // False for the ACK a data packet only repeats (every segment of a one-way stream, every
   // continuation segment, piggybacks the same one): nothing newly acknowledged or SACKed and a
   // window edge no further than the one held. on_ack would change nothing for it (flow_on_ack
@@ -525,7 +528,7 @@ class Engine {
   CompletionSink& sink_;
   uint32_t seg_bytes_ = 0;
   // Queued messages of a peer from which a flushed burst asks for its ACK (request_ack):
-  // max(2, ack_coalesce_pkts / 2), or 1 for a peer that does not reply (Peer::ack_waited). A
+  // max(2, ack_coalesce_msgs / 2), or 1 for a peer that does not reply (Peer::ack_waited). A
   // deferred ACK's messages plus the reply stay below it (a deferred ACK came on data, which
   // cleared ack_waited).
   uint32_t ack_req_msgs_ = 2;

@@ -19,7 +19,11 @@ struct EngineConfig {
   // until its SACK fits one ACK: (n - 64) / 8 bytes). Memory per peer, once grown: n send slots
   // (32 bytes) and n held-packet slots (64 bytes), plus the held packets' own buffers.
   uint32_t reorder_window_pkts = 1024;
-  uint32_t ack_coalesce_pkts = 16;       // standalone ACK after this many unacked packets
+  // A standalone ACK once this many packets, or this many messages (whole ones and the last
+  // segments of others; a bundle counts as its messages), arrived unacknowledged, whichever
+  // comes first: the sender's window waits on packets, its completions on messages.
+  uint32_t ack_coalesce_pkts = 64;
+  uint32_t ack_coalesce_msgs = 16;
   uint64_t ack_delay_ns = 20'000;        // standalone ACK if nothing piggybacked it by then
   uint64_t rto_min_ns = 1'000'000;
   uint64_t rto_max_ns = 100'000'000;

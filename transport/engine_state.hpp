@@ -176,6 +176,7 @@ struct Engine::Peer {
   uint64_t data_rx_ns = 0;            // newest data packet's arrival (ack_delay_ns)
   uint16_t adv_credits = 0;           // credits last advertised (flow_control.hpp)
   uint32_t ack_pending = 0;           // packets received but not yet acknowledged
+  uint32_t ack_msgs = 0;              // ... and messages among them (ack_coalesce_msgs)
   uint64_t ack_deadline_ns = 0;
   // The sender asked (ACK_REQ on data: it waits for its completions): the ACK goes at the first
   // progress() round that brings no more data from it, not after ack_delay_ns.
@@ -210,6 +211,10 @@ inline bool Engine::ack_news(const Peer& p, const wire::Header& h) noexcept {
   return ack != p.snd_una || h.sack || ack + h.credits > p.flow.snd_edge;
 }
 
+inline bool Engine::ack_due(const Peer& p) const noexcept {
+  return p.ack_pending >= cfg_.ack_coalesce_pkts || p.ack_msgs >= cfg_.ack_coalesce_msgs;
+}
+
 // Inline in encode_segment_header (every packet's header) and send_ack.
 [[gnu::always_inline]] inline wire::AckFields Engine::take_ack(Peer& p, uint8_t* ext,
                                                                uint16_t& ext_len) noexcept {
@@ -227,6 +232,7 @@ inline bool Engine::ack_news(const Peer& p, const wire::Header& h) noexcept {
   // A piggybacked ACK whose SACK does not fit the header leaves a standalone one pending.
   if (ext || !ext_len) {
     p.ack_pending = 0;
+    p.ack_msgs = 0;
     p.ack_now = false;
     p.ack_idle = false;
   }

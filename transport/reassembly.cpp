@@ -55,10 +55,9 @@ bool Engine::deliver_bundle(Peer& p, PeerId pid, const wire::Header& h,
     data = b.data;
   }
   // The sender's completions wait for this ACK message by message: a bundle counts as its
-  // messages towards ack_coalesce_pkts (the caller counts the packet), or a window of small
-  // sends in a few packets would wait for ack_delay_ns.
-  note_ack_pending(p);  // starts the ACK delay if this is the first pending
-  p.ack_pending += n_msgs - 2;
+  // messages towards ack_coalesce_msgs (the caller counts the packet and its first message),
+  // or a window of small sends in a few packets would wait for ack_delay_ns.
+  p.ack_msgs += n_msgs - 1;
   p.bundle_done = 0;
   return true;
 }

@@ -12,9 +12,9 @@ namespace {
 // (the classic duplicate-ACK threshold, tolerating mild reordering).
 constexpr uint32_t kDupThresh = 3;
 // Out-of-order packets that extend a run above a hole are acknowledged every this many at
-// least, and every ack_coalesce_pkts / 2 when that is more: the SACKs that free the pipe need
-// not come more often than the ACKs of a clean run; every ACK costs both sides a packet, and
-// at 1% loss a hole is open most of the time.
+// least, and every ack_coalesce_pkts / 4 when that is more (16 at the defaults): the SACKs
+// that free the pipe come four times as often as the ACKs of a clean run; every ACK costs both
+// sides a packet, and at 1% loss a hole is open most of the time.
 constexpr uint32_t kOooAckEvery = 4;
 }  // namespace
 
@@ -63,7 +63,7 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
       // SACK news: at once for a new hole (the packet before this one is missing), else with
       // every few packets that extend the run above it.
       const bool new_hole = d == 1 || !p.held.has(psn - 1);
-      if (new_hole || p.ack_pending + 1 >= std::max(kOooAckEvery, cfg_.ack_coalesce_pkts / 2))
+      if (new_hole || p.ack_pending + 1 >= std::max(kOooAckEvery, cfg_.ack_coalesce_pkts / 4))
         p.ack_now = true;
     }
     note_ack_pending(p);
@@ -87,9 +87,11 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
   ++p.rcv_nxt;
   note_ack_pending(p);
   if (!p.held.empty()) drain_held(p, pid);
-  // ack_coalesce_pkts reached in the middle of a receive burst (a burst of bundles can hold a
-  // sender's whole window): the ACK leaves now, not after the rest of the burst.
-  if (p.ack_pending >= cfg_.ack_coalesce_pkts && p.held.empty()) {
+  if (h.flags & wire::kLast) ++p.ack_msgs;  // a message is in (a bundle: deliver_bundle adds the rest)
+  // ack_coalesce_pkts or ack_coalesce_msgs reached in the middle of a receive burst (a burst of
+  // bundles can hold a sender's whole window): the ACK leaves now, not after the rest of the
+  // burst.
+  if (ack_due(p) && p.held.empty()) {
     send_ack(p);
     flush();
   }
@@ -169,7 +171,7 @@ uint16_t Engine::build_sack(Peer& p, uint64_t& sack, uint8_t* ext) noexcept {
 void Engine::send_ack(Peer& p) noexcept {
   PacketBuf pkt;
   if (!alloc_pkt(pkt)) return;  // retried at the next progress (ack stays pending)
-  const uint32_t pending = p.ack_pending;
+  const uint32_t pending = p.ack_pending, msgs = p.ack_msgs;
   const bool now = p.ack_now;
   // A liveness probe asks the peer to answer at once.
   const uint16_t flags = wire::kAckValid | (p.probe_ns ? wire::kAckReq : 0);
@@ -182,6 +184,7 @@ void Engine::send_ack(Peer& p) noexcept {
   if (!enqueue_tx(pkt)) {
     io_.free(&pkt, 1);
     p.ack_pending = pending;
+    p.ack_msgs = msgs;
     p.ack_now = now;
     return;
   }

@@ -167,9 +167,12 @@ void Engine::flush_after_post_slow(uint32_t op_flags, bool idle) noexcept {
   const Peer& p = P(t->msg->op.peer);
   // Only p's newest packet asks, and only when nothing is left behind: the sender now waits,
   // or (a bundle that left in a post, bundle_into_tail) may, if its application posts nothing
-  // more.
-  if (t != &p.slot(p.snd_nxt - 1) || p.sq_next ||
-      p.queued_msgs < (p.ack_waited ? 1u : ack_req_msgs_))
+  // more. Or when what is left behind waits for the window (window_pkts or the congestion
+  // window, pump's last stop): the receiver's ACK every ack_coalesce_pkts would not come
+  // before its ACK delay if the window is smaller (a congestion window after a loss).
+  if (t != &p.slot(p.snd_nxt - 1)) return;
+  if (p.sq_next ? p.blocked != uint8_t(Block::Window) && p.blocked != uint8_t(Block::Cwnd)
+                : p.queued_msgs < (p.ack_waited ? 1u : ack_req_msgs_))
     return;
   util::store_be16(pkt.data + 4, util::load_be16(pkt.data + 4) | wire::kAckReq);
 }

@@ -83,7 +83,8 @@ struct TransportConfig {
   uint32_t rto_initial_us = 1000;              // us, 1..60000000
   uint32_t window_pkts = 256;                  // packets in flight per peer, power of two 8..4096
   uint32_t reorder_window_pkts = 1024;         // packets, power of two 8..4096, >= window_pkts
-  uint32_t ack_coalesce_pkts = 16;             // packets, 1..4096 and <= window_pkts
+  uint32_t ack_coalesce_pkts = 64;             // packets, 1..4096 and <= window_pkts
+  uint32_t ack_coalesce_msgs = 16;             // messages, 1..4096
   uint32_t bundle_max_bytes = 1024;            // bytes, 0..65535 (0 = no bundling)
   uint32_t ack_delay_us = 20;                  // us, 0..1000000
   uint32_t peer_timeout_ms = 10000;            // ms, 100..3600000

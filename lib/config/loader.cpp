@@ -305,12 +305,17 @@ void apply_env(State& st, std::string_view provider) {
 }
 
 // Defaults that follow another key: reorder_window_pkts left at its default is at least
-// window_pkts (a config that only raises window_pkts past 1024 stays valid).
+// window_pkts (a config that only raises window_pkts past 1024 stays valid); ack_coalesce_pkts
+// left at its default is at most window_pkts / 4 (a config that only lowers window_pkts below
+// 256 stays valid, and its window still sees four ACKs).
 void apply_derived_defaults(State& st) {
   const size_t reorder = size_t(find_key("transport", "reorder_window_pkts") - schema().data());
+  const size_t ack = size_t(find_key("transport", "ack_coalesce_pkts") - schema().data());
   auto& t = st.cfg.transport;
   if (st.rank[reorder] == kDefault && t.reorder_window_pkts < t.window_pkts)
     t.reorder_window_pkts = t.window_pkts;
+  if (st.rank[ack] == kDefault && t.ack_coalesce_pkts > t.window_pkts / 4)
+    t.ack_coalesce_pkts = std::max<uint32_t>(1, t.window_pkts / 4);
 }
 
 void apply_cross_checks(State& st) {

@@ -29,6 +29,7 @@ transport::EngineConfig engine_config(TransportDomain& d, const fi_info* info) {
   c.window_pkts = t.window_pkts;
   c.reorder_window_pkts = t.reorder_window_pkts;
   c.ack_coalesce_pkts = t.ack_coalesce_pkts;
+  c.ack_coalesce_msgs = t.ack_coalesce_msgs;
   c.ack_delay_ns = uint64_t(t.ack_delay_us) * 1000;
   c.bundle_max_bytes = t.bundle_max_bytes;
   c.rto_min_ns = uint64_t(t.rto_min_us) * 1000;

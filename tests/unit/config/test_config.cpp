@@ -104,7 +104,7 @@ TEST_F(ConfigTest, SchemaIsCompleteAndConsistent) {
     // The struct's initializers are the schema's defaults.
     EXPECT_EQ(value_text(Config{}, k), k.default_text) << name;
   }
-  EXPECT_EQ(schema().size(), 61u);
+  EXPECT_EQ(schema().size(), 62u);
   EXPECT_EQ(std::string(key("dpdk", "mtu").unit), "bytes");
   EXPECT_EQ(std::string(key("transport", "rto_min_us").unit), "us");
   EXPECT_EQ(std::string(key("fault", "drop").unit), "probability");
@@ -347,6 +347,21 @@ TEST_F(ConfigTest, ReorderWindowLeftUnsetFollowsALargerWindow) {
   r = load("dpdk", write("d.toml", "[transport]\nwindow_pkts = 64\n").c_str());
   ASSERT_TRUE(r.config) << r.error;
   EXPECT_EQ(r.config->transport.reorder_window_pkts, 1024u) << "a smaller window keeps the default";
+}
+
+TEST_F(ConfigTest, AckCoalesceLeftUnsetFollowsASmallerWindow) {
+  LoadResult r = load("dpdk", write("s.toml", "[transport]\nwindow_pkts = 32\n").c_str());
+  ASSERT_TRUE(r.config) << r.error;
+  EXPECT_EQ(r.config->transport.ack_coalesce_pkts, 8u) << "a quarter of the window";
+  EXPECT_EQ(r.config->transport.ack_coalesce_msgs, 16u);
+  r = load("dpdk", write("l.toml", "[transport]\nwindow_pkts = 2048\n").c_str());
+  ASSERT_TRUE(r.config) << r.error;
+  EXPECT_EQ(r.config->transport.ack_coalesce_pkts, 64u) << "a larger window keeps the default";
+  r = load("dpdk", write("e.toml", "[transport]\nwindow_pkts = 32\nack_coalesce_pkts = 32\n"
+                                   "ack_coalesce_msgs = 4\n").c_str());
+  ASSERT_TRUE(r.config) << r.error;
+  EXPECT_EQ(r.config->transport.ack_coalesce_pkts, 32u) << "a value set is kept";
+  EXPECT_EQ(r.config->transport.ack_coalesce_msgs, 4u);
 }
 
 TEST_F(ConfigTest, CrossChecksBlameTheKeySetLast) {
