@@ -176,7 +176,7 @@ struct Engine::Peer {
   uint64_t data_rx_ns = 0;            // newest data packet's arrival (ack_delay_ns)
   uint16_t adv_credits = 0;           // credits last advertised (flow_control.hpp)
   uint32_t ack_pending = 0;           // packets received but not yet acknowledged
-  uint32_t ack_msgs = 0;              // ... and messages among them (ack_coalesce_msgs)
+  uint32_t ack_msgs = 0;              // messages they completed (whole ones, last segments)
   uint64_t ack_deadline_ns = 0;
   // The sender asked (ACK_REQ on data: it waits for its completions): the ACK goes at the first
   // progress() round that brings no more data from it, not after ack_delay_ns.
