@@ -87,7 +87,7 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
   ++p.rcv_nxt;
   note_ack_pending(p);
   if (!p.held.empty()) drain_held(p, pid);
-  if (h.flags & wire::kLast) ++p.ack_msgs;  // a message is in (a bundle: deliver_bundle adds the rest)
+  if (h.flags & wire::kLast) ++p.ack_msgs;  // a message is in (deliver_bundle adds the rest)
   // ack_coalesce_pkts or ack_coalesce_msgs reached in the middle of a receive burst (a burst of
   // bundles can hold a sender's whole window): the ACK leaves now, not after the rest of the
   // burst.

@@ -199,9 +199,9 @@ TEST_F(StatsTest, SnapshotSocketAndJson) {
 // Seen through the retransmission counter: a progress round sends what posts queued before it
 // reads its receive burst. An application under manual progress posts several sends (some
 // leave at once, the last wait for its next call) and computes for a while; meanwhile the
-// peer acknowledges those that left. The round that reads that ACK must not find the packets after it
-// still queued: to loss detection they were sent at post time, long past their probe timeout,
-// and it would resend them before their first copy left. (Two domains: two ports, so each side
+// peer acknowledges those that left. The round that reads that ACK must not find the packets
+// after it still queued: to loss detection they were sent at post time, long past their probe
+// timeout, and it would resend them before their first copy left. (Two domains: two ports, so each side
 // progresses only when its own CQ is read; no assist thread.)
 TEST_F(StatsTest, AnAckNeverFindsTheNextPacketsStillQueued) {
   setenv("FI_UDP_TRANSPORT_ASSIST_INTERVAL_US", "0", 1);

@@ -40,6 +40,20 @@ struct RecordingSink final : CompletionSink {
   }
 };
 
+// The completions of kind (kCompSend, kCompRecv, ...) that succeeded.
+inline size_t ok_completions(const RecordingSink& s, uint32_t kind) {
+  size_t n = 0;
+  for (const Completion& c : s.comps) n += (c.flags & kind) && c.status == util::Status::Ok;
+  return n;
+}
+
+// A link with this one-way latency (ns) and MemLinkConfig's other defaults.
+inline MemLinkConfig link_with_latency(uint64_t one_way_ns) {
+  MemLinkConfig lc;
+  lc.latency_ns = one_way_ns;
+  return lc;
+}
+
 // Drops the data packet with PSN `drop_psn` the first `times` times it is sent.
 struct DropPsn final : PacketIoFilter {
   using PacketIoFilter::PacketIoFilter;

@@ -17,24 +17,15 @@ namespace {
 using util::Status;
 
 constexpr uint64_t kLatency = 1'000;  // one way, ns
-constexpr uint32_t kSeg = 1472 - uint32_t(wire::kHeaderBytes);  // MemLinkConfig's packet, less the header
+// A full segment's payload: MemLinkConfig's packet less the header.
+const uint32_t kSeg = MemLinkConfig{}.max_packet_bytes - uint32_t(wire::kHeaderBytes);
 
-MemLinkConfig short_link() {
-  MemLinkConfig lc;
-  lc.latency_ns = kLatency;
-  return lc;
-}
-
-size_t ok_sends(const RecordingSink& s) {
-  size_t n = 0;
-  for (const Completion& c : s.comps) n += (c.flags & kCompSend) && c.status == Status::Ok;
-  return n;
-}
+size_t ok_sends(const RecordingSink& s) { return ok_completions(s, kCompSend); }
 
 // One message of `pkts` full segments a -> b with config c on both sides; returns b's standalone
 // ACKs, and in took_ns how long the send took to complete.
 uint64_t acks_for_one_message(uint32_t pkts, EngineConfig c, uint64_t* took_ns = nullptr) {
-  Pair t(short_link(), c, c);
+  Pair t(link_with_latency(kLatency), c, c);
   std::vector<uint8_t> out(size_t(pkts) * kSeg), in(out.size());
   fill_xorshift(out.data(), out.size(), 5);
   EXPECT_EQ(t.b->recv(make_recv(in.data(), in.size())), Status::Ok);
@@ -58,7 +49,7 @@ TEST(AckCoalesce, ABulkMessageIsAcknowledgedEveryAckCoalescePktsPackets) {
 TEST(AckCoalesce, SmallMessagesAreAcknowledgedEveryAckCoalesceMsgsMessages) {
   EngineConfig c;
   c.bundle_max_bytes = 0;  // one message a packet: packets alone would ask for one ACK in 64
-  Pair t(short_link(), c, c);
+  Pair t(link_with_latency(kLatency), c, c);
   constexpr int kMsgs = 64;
   char out[kMsgs][64] = {}, in[kMsgs][64] = {};
   for (int i = 0; i < kMsgs; ++i) {

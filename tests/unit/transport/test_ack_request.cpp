@@ -18,17 +18,8 @@ using util::Status;
 constexpr uint64_t kLatency = 1'000;  // one way, ns
 const uint64_t kAckDelay = EngineConfig{}.ack_delay_ns;
 
-MemLinkConfig short_link() {
-  MemLinkConfig lc;
-  lc.latency_ns = kLatency;
-  return lc;
-}
-
-size_t count(const RecordingSink& s, uint32_t kind) {
-  size_t n = 0;
-  for (const auto& c : s.comps) n += (c.flags & kind) && c.status == Status::Ok;
-  return n;
-}
+MemLinkConfig short_link() { return link_with_latency(kLatency); }
+size_t count(const RecordingSink& s, uint32_t kind) { return ok_completions(s, kind); }
 
 // `windows` windows of `window` 64-byte sends a -> b, each window posted at once and its
 // completions awaited before the next (b re-posts its receives and never sends). Returns how

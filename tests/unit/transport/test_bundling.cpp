@@ -95,11 +95,7 @@ struct Bundling : ::testing::Test {
       ASSERT_EQ(b->recv(make_recv(&in[i], 1, &in[i])), Status::Ok);
     }
   }
-  size_t ok_sends() const {
-    size_t n = 0;
-    for (const Completion& c : sink_a.comps) n += (c.flags & kCompSend) && c.status == Status::Ok;
-    return n;
-  }
+  size_t ok_sends() const { return ok_completions(sink_a, kCompSend); }
 };
 
 TEST_F(Bundling, SmallPostsShareThePacketOfTheFirstQueuedOne) {

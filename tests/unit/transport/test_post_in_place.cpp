@@ -49,7 +49,8 @@ TEST(PostInPlace, MessagesArriveAndCompleteAsThroughSendAndRecv) {
             Status::Ok);
   inj[0] = 0;  // an inject's buffer is the caller's again at return
   // The inject's completion is recorded too, with no CQ entry (one ACK may complete all three).
-  ASSERT_TRUE(t.run_until([&] { return t.sink_b.comps.size() == 3 && t.sink_a.comps.size() == 3; }));
+  ASSERT_TRUE(
+      t.run_until([&] { return t.sink_b.comps.size() == 3 && t.sink_a.comps.size() == 3; }));
   EXPECT_EQ(std::vector<uint8_t>(in_small, in_small + 64), std::vector<uint8_t>(small, small + 64));
   EXPECT_EQ(in_big, big);
   EXPECT_EQ(in_inj[0], 9);
