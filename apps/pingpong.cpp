@@ -100,6 +100,10 @@ double process_cpu_s() {
 }
 
 void print_header(const PingpongArgs& a) {
+  if (a.bw_only) {
+    printf("%-10s %-8s %14s\n", "bytes", "#sent", "stream_MB/sec");
+    return;
+  }
   printf("%-10s %-8s %-8s %-8s %-8s %10s %10s %10s%s%s%s\n", "bytes", "#sent", "#ack", "total", "time",
          "MB/sec", "usec/xfer", "Mxfers/sec", a.bw ? "  stream_MB/sec" : "",
          a.cpu ? "  cpu_s/10k(client) cpu_s/10k(server)" : "", a.lat ? "  p50_usec  p99_usec" : "");
@@ -115,6 +119,15 @@ std::string human(double bytes) {
 }
 
 void print_result(const Result& r, const PingpongArgs& a) {
+  if (a.bw_only) {  // no ping-pong phase: its columns would be empty
+    if (a.json)
+      printf("{\"bytes\": %zu, \"stream_messages\": %llu, \"stream_mb_per_sec\": %.2f}\n", r.size,
+             (unsigned long long)r.iters, r.bw_mbps);
+    else
+      printf("%-10s %-8llu %14.2f\n", human(double(r.size)).c_str(), (unsigned long long)r.iters,
+             r.bw_mbps);
+    return;
+  }
   double usec_per_xfer = r.elapsed_us / double(r.iters) / 2.0;
   double mbps = double(r.iters) * double(r.size) * 2.0 / r.elapsed_us;
   const double per10k = 10000.0 / double(r.iters);
@@ -230,6 +243,8 @@ void add_pingpong_options(CLI::App& app, PingpongArgs& a) {
   app.add_option("-I,--iterations", a.iterations, "iterations per size");
   app.add_flag("-c,--check", a.check, "verify the data of every message");
   app.add_flag("--bw", a.bw, "also run a streaming bandwidth test per size");
+  app.add_flag("--bw-only", a.bw_only, "run only the streaming test (no ping-pong phase; "
+               "bench-loss.sh, and profiles of the stream alone)");
   app.add_option("-w,--window", a.window, "messages per window in the streaming test");
   app.add_option("-B,--port", a.port, "out-of-band TCP port");
   app.add_option("--timeout-ms", a.timeout_ms, "give up when no completion arrives for this long");
@@ -252,6 +267,10 @@ void add_pingpong_options(CLI::App& app, PingpongArgs& a) {
 
 int pingpong_main(const PingpongArgs& in) {
   PingpongArgs a = in;
+  if (a.bw_only) {
+    a.bw = true;
+    a.lat = a.cpu = false;  // both describe the ping-pong phase
+  }
   std::string host = a.server;
   if (size_t colon = a.server.rfind(':'); colon != std::string::npos) {
     host = a.server.substr(0, colon);
@@ -287,12 +306,15 @@ int pingpong_main(const PingpongArgs& in) {
     if (!oob.sync()) return fail("out-of-band sync", -FI_EIO);
     uint64_t iters = a.iterations;
     Result res{size, iters, 0};
+    if (a.bw_only)  // what run_stream sends: whole windows
+      res.iters = std::max<uint64_t>(1, std::max<uint64_t>(iters, a.window) / a.window) * a.window;
     const double cpu0 = process_cpu_s();
     std::vector<float> rtt;
     if (a.lat && client) rtt.reserve(iters);
-    if (int r = run_pingpong(f, size, iters, client, a.check, res.elapsed_us,
-                             a.lat && client ? &rtt : nullptr))
-      return r;
+    if (!a.bw_only)
+      if (int r = run_pingpong(f, size, iters, client, a.check, res.elapsed_us,
+                               a.lat && client ? &rtt : nullptr))
+        return r;
     lat_log.write(size, rtt);
     res.p50_us = percentile(rtt, 50);
     res.p99_us = percentile(rtt, 99);

@@ -15,6 +15,7 @@ struct PingpongArgs {
   uint64_t iterations = 1000;
   bool check = false;
   bool bw = false;
+  bool bw_only = false;         // the streaming run alone (no ping-pong phase); implies bw
   uint32_t window = 64;
   uint16_t port = 47593;        // fi_pingpong uses 47592
   int timeout_ms = 10000;
