@@ -78,7 +78,7 @@ bool Engine::share_matcher(Matcher& m) noexcept {
   scan_due_ = true;
   if (!own_matcher_ || !own_matcher_->empty()) return false;
   for (auto& pp : peers_)
-    if (pp->cur_recv || pp->cur_unex) return false;
+    if (pp->cur_recv || pp->cur_unex || pp->nxt_recv) return false;
   own_matcher_.reset();
   matcher_ = &m;
   budget_seen_ = m.budget_epoch();

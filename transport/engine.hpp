@@ -298,6 +298,10 @@ class Engine {
   // reassembly (reassembly.cpp): a segment above a hole that provably belongs to the message
   // being received is copied to its place at once (true; the caller frees the packet)
   bool place_early(Peer& p, const wire::Header& h, const uint8_t* payload) noexcept;
+  // ... or to the message after it (Peer::nxt_recv): its first segment matched early to a
+  // posted receive, its later segments placed into it (true, as place_early)
+  bool place_next(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
+  void promote_next(Peer& p, PeerId pid) noexcept;
   // the in-order accounting of a segment of the current message already in place
   void deliver_placed(Peer& p, PeerId pid, const ReorderBuffer::Placed& pl) noexcept;
   // bytes of the message being received so far (UINT64_MAX: none is)

@@ -162,6 +162,14 @@ struct Engine::Peer {
   Seq32 cur_first_psn;
   uint32_t cur_seg = 0;
   uint64_t cur_tag = 0, cur_data = 0;
+  // The message after the current one, matched early to a posted receive because its first
+  // segment arrived above a hole (place_next): its segments above the hole are placed as they
+  // arrive, not held. It becomes the current message when its first segment is counted in
+  // order (deliver_placed). Set only while a multi-segment current message is in progress.
+  RecvEntry* nxt_recv = nullptr;
+  Seq32 nxt_first_psn;
+  uint32_t nxt_msg_len = 0, nxt_flags = 0, nxt_seg = 0;
+  uint64_t nxt_tag = 0, nxt_data = 0;
   // messages of the bundle at rcv_nxt already delivered: an attempt that ran out of unexpected
   // buffer space part way resumes after them (the retransmission carries the same messages)
   uint32_t bundle_done = 0;

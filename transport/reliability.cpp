@@ -52,7 +52,8 @@ void Engine::on_data(Peer& p, PeerId pid, PacketBuf& pkt, const wire::Header& h)
       io_.free(&pkt, 1);
       p.ack_now = true;
     } else {
-      if (place_early(p, h, pkt.data + wire::kHeaderBytes)) {
+      if (place_early(p, h, pkt.data + wire::kHeaderBytes) ||
+          place_next(p, pid, h, pkt.data + wire::kHeaderBytes)) {
         p.held.put_placed(psn, {h.offset, h.payload_len, (h.flags & wire::kLast) != 0});
         rx_free(pkt);  // with the burst's others, in one call (not one free per packet)
         ++stats_.ooo_placed;
