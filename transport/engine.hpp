@@ -302,6 +302,8 @@ class Engine {
   // posted receive, its later segments placed into it (true, as place_early)
   bool place_next(Peer& p, PeerId pid, const wire::Header& h, const uint8_t* payload) noexcept;
   void promote_next(Peer& p, PeerId pid) noexcept;
+  // a run of the current message's segments placed early, counted in order at once (n; 0: none)
+  uint32_t placed_run(Peer& p, PeerId pid) noexcept;
   // the in-order accounting of a segment of the current message already in place
   void deliver_placed(Peer& p, PeerId pid, const ReorderBuffer::Placed& pl) noexcept;
   // bytes of the message being received so far (UINT64_MAX: none is)

@@ -62,15 +62,23 @@ class PsnBitmap {
   // Grows to `slots` (a larger power of two), keeping every set bit's PSN; the set PSNs lie in
   // [base, base + slots()). False (nothing changed) if memory is short.
   bool grow(uint32_t slots, util::Seq32 base) noexcept {
-    std::unique_ptr<uint64_t[]> bits(new (std::nothrow) uint64_t[words(slots)]());
-    if (!bits) return false;
+    PsnBitmap g = grown(slots, base);
+    if (!g.slots()) return false;
+    *this = std::move(g);
+    return true;
+  }
+  // The same bits in a bitmap of `slots` (as grow), leaving this one as it is; slots() == 0 if
+  // memory is short. (Two bitmaps grown together change both or neither.)
+  PsnBitmap grown(uint32_t slots, util::Seq32 base) const noexcept {
+    PsnBitmap g;
+    g.bits_.reset(new (std::nothrow) uint64_t[words(slots)]());
+    if (!g.bits_) return g;
     for_each_index([&](uint32_t i) {
       const uint32_t j = psn_at(i, base).raw() & (slots - 1);
-      bits[j >> 6] |= 1ull << (j & 63);
+      g.bits_[j >> 6] |= 1ull << (j & 63);
     });
-    bits_ = std::move(bits);
-    slots_ = slots;
-    return true;
+    g.slots_ = slots;
+    return g;
   }
 
  private:

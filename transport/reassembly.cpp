@@ -2,6 +2,7 @@
 // (or the unexpected buffer) at its offset, in PSN order; the messages of a bundle one by one;
 // early placement of segments above a hole; a message cut short. The send side, segmentation,
 // is segmentation.cpp.
+#include <algorithm>
 #include <cstring>
 
 #include "transport/engine_state.hpp"
@@ -199,6 +200,29 @@ bool Engine::place_early(Peer& p, const wire::Header& h, const uint8_t* payload)
   return true;
 }
 
+// Segments placed early (place_early) of the current message, from rcv_nxt on and before its
+// last segment, counted in order as one run: each was checked on arrival to be cur_seg bytes
+// at the offset its PSN implies, so the run adds n * cur_seg bytes and no slot is read. Returns
+// n (0: the per-segment path, deliver_placed). Not after a message was cut short until the
+// PSNs held then are behind us: a segment placed into the message that was cut short may lie
+// in the range of the one that follows it.
+uint32_t Engine::placed_run(Peer& p, PeerId pid) noexcept {
+  if (!p.cur_seg || (!p.cur_recv && !p.cur_unex)) return 0;
+  if (p.run_blocked) [[unlikely]] {
+    if (p.rcv_nxt < p.run_blocked_until) return 0;
+    p.run_blocked = false;
+  }
+  const uint64_t got = current_received(p);
+  const uint64_t segs = (uint64_t(p.cur_msg_len) + p.cur_seg - 1) / p.cur_seg;
+  if (got % p.cur_seg || got / p.cur_seg + 1 >= segs ||
+      Seq32(p.cur_first_psn + static_cast<uint32_t>(got / p.cur_seg)) != p.rcv_nxt)
+    return 0;
+  const uint64_t before_last = segs - 1 - got / p.cur_seg;
+  const uint32_t n = p.held.placed_run(p.rcv_nxt, uint32_t(std::min<uint64_t>(before_last, UINT32_MAX)));
+  if (n) advance_current(p, pid, n * p.cur_seg, false);  // (not the last: no completion)
+  return n;
+}
+
 // The message after the current one. While a hole in the current message is repaired, the
 // segments of the next arrive too (a hole stays open for about the sender's window, 256
 // packets at the defaults, a third of a 1 MiB message), and held in their packet buffers they
@@ -298,6 +322,8 @@ void Engine::fail_current(Peer& p, PeerId pid, Status st) noexcept {
 
 void Engine::abort_current(Peer& p, PeerId pid) noexcept {
   ++stats_.drop_protocol;
+  p.run_blocked = true;  // (placed_run)
+  p.run_blocked_until = p.rcv_nxt + p.held.slots();
   fail_current(p, pid, Status::IoError);
 }
 

@@ -102,6 +102,14 @@ void Engine::drain_held(Peer& p, PeerId pid) noexcept {
   bool any = false;
   while (p.held.has(p.rcv_nxt)) {
     if (p.held.placed(p.rcv_nxt)) {  // already in the receive buffer: count it in order
+      if (uint32_t n = placed_run(p, pid)) {  // a run of the current message's: counted at once
+        p.held.take_run(p.rcv_nxt, n);
+        p.rcv_nxt += n;
+        if (p.ack_pending == 0) p.ack_deadline_ns = now_ + cfg_.ack_delay_ns;  // (note_ack_pending)
+        p.ack_pending += n;
+        any = true;
+        continue;
+      }
       deliver_placed(p, pid, p.held.placed_at(p.rcv_nxt));
       p.held.take(p.rcv_nxt);
       ++p.rcv_nxt;

@@ -7,11 +7,14 @@
 // repaired.
 // A slot holds either a packet or, for a segment already copied to its place in the message
 // being received (early placement, Engine::place_early), only what delivery still needs
-// (Placed); the packet's buffer went back to the pool at once.
+// (Placed); the packet's buffer went back to the pool at once. A second bitmap marks those, so
+// a run of placed segments is found and taken a word at a time (placed_run, take_run) without
+// reading their slots.
 // Shapes: slots is a power of two, 8..4096. Thread-safety: none (the engine serialises).
 // Allocation: at init, and once when a peer's reordering first outgrows the initial ring
 // (grow: the window_pkts-sized ring every peer starts with becomes reorder_window_pkts).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -34,6 +37,7 @@ class ReorderBuffer {
   void init(uint32_t slots) {
     ring_ = std::make_unique<PacketBuf[]>(slots);
     bits_.init(slots);
+    placed_.init(slots);
   }
   bool empty() const noexcept { return count_ == 0; }
   uint32_t count() const noexcept { return count_; }
@@ -58,10 +62,11 @@ class ReorderBuffer {
     mark.len = pl.len;
     mark.ext_len = pl.last;
     bits_.set(psn);
+    placed_.set(psn);
     ++count_;
   }
   // True if psn's slot (has(psn)) is a placed segment rather than a packet.
-  bool placed(util::Seq32 psn) const noexcept { return !at(psn).data; }
+  bool placed(util::Seq32 psn) const noexcept { return placed_.test(psn); }
   Placed placed_at(util::Seq32 psn) const noexcept {
     const PacketBuf& m = at(psn);
     return {m.cap, m.len, m.ext_len != 0};
@@ -70,6 +75,7 @@ class ReorderBuffer {
   // placed segment).
   PacketBuf take(util::Seq32 psn) noexcept {
     bits_.clear(psn);
+    placed_.clear(psn);
     --count_;
     PacketBuf& slot = ring_[index(psn)];
     PacketBuf pkt = slot;
@@ -86,7 +92,28 @@ class ReorderBuffer {
       ring_[i].data = nullptr;
     });
     bits_.clear_all();
+    placed_.clear_all();
     count_ = 0;
+  }
+  // How many PSNs from `from` on, at most max, are placed segments in a row.
+  uint32_t placed_run(util::Seq32 from, uint32_t max) const noexcept {
+    max = std::min(max, count_);
+    uint32_t n = 0;
+    while (n < max) {
+      const uint64_t w = placed_.bits64(from + n);
+      const uint32_t run = ~w ? uint32_t(__builtin_ctzll(~w)) : 64;
+      n += run;
+      if (run < 64 || bits_.slots() < 64) break;  // (a small ring's word holds slots() PSNs)
+    }
+    return std::min(n, max);
+  }
+  // Empties the n slots from `from` on, all placed segments (placed_run).
+  void take_run(util::Seq32 from, uint32_t n) noexcept {
+    for (uint32_t i = 0; i < n; ++i) {
+      bits_.clear(from + i);
+      placed_.clear(from + i);
+    }
+    count_ -= n;
   }
   // Occupancy of the 64 PSNs from `from` on (PsnBitmap::bits64).
   uint64_t bits64(util::Seq32 from) const noexcept { return bits_.bits64(from); }
@@ -98,7 +125,10 @@ class ReorderBuffer {
     bits_.for_each_index([&](uint32_t i) {
       ring[bits_.psn_at(i, base).raw() & (slots - 1)] = ring_[i];
     });
-    if (!bits_.grow(slots, base)) return false;
+    PsnBitmap bits = bits_.grown(slots, base), placed = placed_.grown(slots, base);
+    if (!bits.slots() || !placed.slots()) return false;
+    bits_ = std::move(bits);
+    placed_ = std::move(placed);
     ring_ = std::move(ring);
     return true;
   }
@@ -107,6 +137,7 @@ class ReorderBuffer {
   uint32_t index(util::Seq32 psn) const noexcept { return psn.raw() & (bits_.slots() - 1); }
   std::unique_ptr<PacketBuf[]> ring_;
   PsnBitmap bits_;
+  PsnBitmap placed_;  // the slots of bits_ that are placed segments (put_placed)
   uint32_t count_ = 0;
 };
 

@@ -169,6 +169,39 @@ TEST(ReorderBuffer, HoldsTakesAndReportsAcrossTheWrap) {
   EXPECT_FALSE(rb.has(base + 900));
 }
 
+// Placed segments are found and taken as runs (Engine::drain_held counts a run of the
+// current message's at once): a run stops at a held packet, at a gap and at the limit, crosses
+// the PSN wrap and word boundaries, and survives the ring's growth.
+TEST(ReorderBuffer, RunsOfPlacedSegmentsAcrossTheWrapAndTheGrowth) {
+  ReorderBuffer rb;
+  rb.init(128);
+  const Seq32 base(0xffffffc0u);  // PSNs base + 64 on wrap past 2^32
+  for (uint32_t i = 1; i <= 100; ++i) rb.put_placed(base + i, {i * 1000, 1000, false});
+  rb.put(base + 101, PacketBuf{});  // a packet held: not placed
+  for (uint32_t i = 102; i <= 110; ++i) rb.put_placed(base + i, {i * 1000, 1000, false});
+  EXPECT_EQ(rb.placed_run(base, 1000), 0u) << "base itself is missing";
+  EXPECT_EQ(rb.placed_run(base + 1, 1000), 100u) << "across a word and the wrap, up to the packet";
+  EXPECT_EQ(rb.placed_run(base + 1, 70), 70u);
+  EXPECT_TRUE(rb.placed(base + 100));
+  EXPECT_FALSE(rb.placed(base + 101));
+  ASSERT_TRUE(rb.grow(1024, base + 1));
+  EXPECT_EQ(rb.placed_run(base + 1, 1000), 100u);
+  rb.take_run(base + 1, 60);
+  EXPECT_EQ(rb.count(), 110u - 60u);
+  EXPECT_FALSE(rb.has(base + 60));
+  EXPECT_TRUE(rb.has(base + 61));
+  EXPECT_EQ(rb.placed_run(base + 61, 1000), 40u);
+  rb.take_run(base + 61, 40);
+  EXPECT_EQ(rb.placed_run(base + 101, 1000), 0u);
+  EXPECT_EQ(rb.placed_run(base + 102, 1000), 9u);
+  EXPECT_EQ(rb.placed_at(base + 105).offset, 105000u);
+  // A placed segment taken alone, then the slot reused by a packet: no longer placed.
+  rb.take(base + 102);
+  rb.put(base + 102, PacketBuf{});
+  EXPECT_FALSE(rb.placed(base + 102));
+  EXPECT_EQ(rb.placed_run(base + 103, 1000), 8u);
+}
+
 TEST(ReorderBuffer, SmallRingsRotateTheirOneWord) {
   ReorderBuffer rb;
   rb.init(8);
