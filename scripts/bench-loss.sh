@@ -2,7 +2,7 @@
 # Benchmark (not a test): goodput of 1 MiB messages under random packet loss.
 #   1. the transport alone: two engines over the in-memory link (virtual time, a 25 Gbit/s link
 #      model, 2 us one way, a 300 us switch queue; build/apps/pollfab-bench-loss), and
-#   2. the dpdk provider end to end: `pollfab pingpong --bw -S 1m` (streaming, 64 messages in
+#   2. the dpdk provider end to end: `pollfab pingpong --bw-only -S 1m` (streaming, 64 messages in
 #      flight) between testbed hosts a and b over net_memif (or --link tap), with
 #      FI_DPDK_FAULT_DROP on both sides (data and ACKs are dropped).
 # at 0, 0.1, 1, 5 and 10% drop. Prints absolute goodput (MB/s = 10^6 B/s) and the ratio to the
@@ -62,12 +62,12 @@ placement() {
 dpdk_run() {
   local drop=$1
   export FI_DPDK_FAULT_DROP=$drop FI_DPDK_FAULT_SEED=$RANDOM
-  timeout 120 "$P" testbed exec a -- taskset -c 0 "$P" pingpong -p dpdk -S 1m -I "$iters" --bw \
+  timeout 120 "$P" testbed exec a -- taskset -c 0 "$P" pingpong -p dpdk -S 1m -I "$iters" --bw-only \
     --json --timeout-ms 5000 > "$out/server" 2>&1 &
   bg=$!
   sleep 0.5
   if timeout 120 "$P" testbed exec b -- taskset -c 1 "$P" pingpong -p dpdk -S 1m -I "$iters" \
-       --bw --json "$("$P" testbed addr a)" > "$out/client" 2>&1; then
+       --bw-only --json "$("$P" testbed addr a)" > "$out/client" 2>&1; then
     wait "$bg" 2>/dev/null || true
     bg=""
     sed -n 's/.*"stream_mb_per_sec": \([0-9.]*\).*/\1/p' "$out/client" | tail -1
@@ -86,7 +86,7 @@ drops="0 0.001 0.01 0.05 0.10"  # the table's order
 # pairs must be closest.
 run_order="0 0.01 0.001 0.05 0.10"
 echo
-echo "== dpdk provider, testbed over net_$link: pollfab pingpong --bw -S 1m, $runs repetitions =="
+echo "== dpdk provider, testbed over net_$link: pollfab pingpong --bw-only -S 1m, $runs repetitions =="
 echo "   (processes pinned to CPUs 0 and 1; placement = vCPU cache-line round trip, see above)"
 "$P" testbed down >/dev/null 2>&1 || true
 "$P" testbed up --link "$link" >/dev/null
