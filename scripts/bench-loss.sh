@@ -6,7 +6,7 @@
 #      flight) between testbed hosts a and b over net_memif (or --link tap), with
 #      FI_DPDK_FAULT_DROP on both sides (data and ACKs are dropped).
 # at 0, 0.1, 1, 5 and 10% drop. Prints absolute goodput (MB/s = 10^6 B/s) and the ratio to the
-# lossless run. The dpdk part makes --runs repetitions (default 7) of every drop rate; goodput is
+# lossless run. The dpdk part makes --runs repetitions (default 11: each run is the stream alone, about a second, so 11 take the time 7 took with the ping-pong phase; more pairs under one placement) of every drop rate; goodput is
 # the median over them; ratios compare runs made under the same host placement of the two vCPUs
 # (pollfab-bench-xcore, see below): median at this drop rate / median lossless, per placement.
 # ratio(pairs): the median over repetitions of each run / the same repetition's lossless run,
@@ -19,7 +19,7 @@
 # with R for the dpdk provider. Run as root. Options: --link tap|memif, --runs N, --iters N.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-link=memif; runs=7; iters=""
+link=memif; runs=11; iters=""
 while [ $# -gt 0 ]; do
   case $1 in
     --link) link=$2; shift 2 ;;
