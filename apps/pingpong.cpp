@@ -13,8 +13,9 @@
 // Columns match Debian's fi_pingpong: bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
 // (ping-pong: 2 transfers per iteration). --bw adds a streaming run per size; --bw-only runs it
 // alone (no ping-pong phase). --json prints one JSON object per size instead of the table.
-// --progress auto asks fi_getinfo for automatic progress; --wait fd|unspec|yield opens the CQs with that wait object and awaits completions
-// by fi_trywait + poll(2) on FI_GETWAIT (fd) or fi_cq_sread (docs/progress.md).
+// --progress auto asks fi_getinfo for automatic progress; --wait fd|unspec|yield opens the CQs
+// with that wait object and awaits completions by fi_trywait + poll(2) on FI_GETWAIT (fd) or
+// fi_cq_sread (docs/progress.md).
 // The fabric (opening it, the name exchange or introduction, the connection, and the post and
 // wait calls) is pingpong_fabric.cpp; this file has the runs, their results and the options.
 #include "apps/pingpong.hpp"

@@ -6,7 +6,8 @@
 #      flight) between testbed hosts a and b over net_memif (or --link tap), with
 #      FI_DPDK_FAULT_DROP on both sides (data and ACKs are dropped).
 # at 0, 0.1, 1, 5 and 10% drop. Prints absolute goodput (MB/s = 10^6 B/s) and the ratio to the
-# lossless run. The dpdk part makes --runs repetitions (default 11: each run is the stream alone, about a second, so 11 take the time 7 took with the ping-pong phase; more pairs under one placement) of every drop rate; goodput is
+# lossless run. The dpdk part makes --runs repetitions (default 11: a run is the stream alone,
+# about a second, so 11 take the time 7 took with the ping-pong phase) of every drop rate; goodput is
 # the median over them; ratios compare runs made under the same host placement of the two vCPUs
 # (pollfab-bench-xcore, see below): median at this drop rate / median lossless, per placement.
 # ratio(pairs): the median over repetitions of each run / the same repetition's lossless run,

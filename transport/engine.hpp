@@ -316,7 +316,8 @@ class Engine {
   // a segment of `len` bytes at the current message's end was placed: finish it if `last`
   void advance_current(Peer& p, PeerId pid, uint32_t len, bool last) noexcept;
   bool grow_send_ring(Peer& p) noexcept;
-  void note_ack_pending(Peer& p) noexcept;
+  // n packets received, not acknowledged yet: the first starts the ACK delay
+  void note_ack_pending(Peer& p, uint32_t n = 1) noexcept;
   // ack_coalesce_pkts packets or ack_coalesce_msgs messages wait for a standalone ACK
   // (EngineConfig). Inline (engine_state.hpp): every data packet and every peer walk.
   inline bool ack_due(const Peer& p) const noexcept;

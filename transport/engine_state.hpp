@@ -162,13 +162,13 @@ struct Engine::Peer {
   Seq32 cur_first_psn;
   uint32_t cur_seg = 0;
   uint64_t cur_tag = 0, cur_data = 0;
+  // placed_run is off until rcv_nxt reaches run_blocked_until (a message was cut short)
+  bool run_blocked = false;
+  Seq32 run_blocked_until;
   // The message after the current one, matched early to a posted receive because its first
   // segment arrived above a hole (place_next): its segments above the hole are placed as they
   // arrive, not held. It becomes the current message when its first segment is counted in
   // order (deliver_placed). Set only while a multi-segment current message is in progress.
-  // placed_run is off until rcv_nxt reaches run_blocked_until (a message was cut short)
-  bool run_blocked = false;
-  Seq32 run_blocked_until;
   RecvEntry* nxt_recv = nullptr;
   Seq32 nxt_first_psn;
   uint32_t nxt_msg_len = 0, nxt_flags = 0, nxt_seg = 0;

@@ -218,7 +218,8 @@ uint32_t Engine::placed_run(Peer& p, PeerId pid) noexcept {
       Seq32(p.cur_first_psn + static_cast<uint32_t>(got / p.cur_seg)) != p.rcv_nxt)
     return 0;
   const uint64_t before_last = segs - 1 - got / p.cur_seg;
-  const uint32_t n = p.held.placed_run(p.rcv_nxt, uint32_t(std::min<uint64_t>(before_last, UINT32_MAX)));
+  const uint32_t n =
+      p.held.placed_run(p.rcv_nxt, uint32_t(std::min<uint64_t>(before_last, UINT32_MAX)));
   if (n) advance_current(p, pid, n * p.cur_seg, false);  // (not the last: no completion)
   return n;
 }

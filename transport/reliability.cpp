@@ -105,8 +105,7 @@ void Engine::drain_held(Peer& p, PeerId pid) noexcept {
       if (uint32_t n = placed_run(p, pid)) {  // a run of the current message's: counted at once
         p.held.take_run(p.rcv_nxt, n);
         p.rcv_nxt += n;
-        if (p.ack_pending == 0) p.ack_deadline_ns = now_ + cfg_.ack_delay_ns;  // (note_ack_pending)
-        p.ack_pending += n;
+        note_ack_pending(p, n);
         any = true;
         continue;
       }
@@ -137,8 +136,9 @@ void Engine::close_hole(Peer& p) noexcept {
   p.hole_since_ns = 0;
 }
 
-void Engine::note_ack_pending(Peer& p) noexcept {
-  if (p.ack_pending++ == 0) p.ack_deadline_ns = now_ + cfg_.ack_delay_ns;
+void Engine::note_ack_pending(Peer& p, uint32_t n) noexcept {
+  if (p.ack_pending == 0) p.ack_deadline_ns = now_ + cfg_.ack_delay_ns;
+  p.ack_pending += n;
 }
 
 // A message landing in a posted receive (this one, or the next if receives are waiting) costs
