@@ -99,6 +99,22 @@ struct Engine::TxSlot {
   uint16_t n_msgs = 1;
 };
 
+// What a message's first segment said (reassembly.cpp): its length, flags, tag and CQ data, its
+// first PSN and its segments' payload size (0: a single segment), so a segment arriving above a
+// hole is known to be this message's and placed at once (place_early, place_next).
+struct MsgHead {
+  uint32_t len = 0, flags = 0;
+  Seq32 first_psn;
+  uint32_t seg = 0;
+  uint64_t tag = 0, data = 0;
+  static MsgHead of(const wire::Header& h) noexcept {
+    return {h.msg_len, h.flags, Seq32(h.psn), (h.flags & wire::kLast) ? 0u : h.payload_len,
+            h.tag, h.cq_data};
+  }
+  // segments in the message (seg > 0)
+  uint64_t segs() const noexcept { return (uint64_t(len) + seg - 1) / seg; }
+};
+
 struct Engine::Peer {
   // identity and liveness (liveness.cpp)
   PeerAddr addr;
@@ -156,12 +172,7 @@ struct Engine::Peer {
   ReorderBuffer held;                 // packets above rcv_nxt (reorder_buffer.hpp)
   RecvEntry* cur_recv = nullptr;      // message being reassembled into a posted receive
   UnexEntry* cur_unex = nullptr;      // ... or into an unexpected buffer
-  uint32_t cur_msg_len = 0, cur_flags = 0;
-  // the message's first PSN and its segments' payload size (0: a single segment), so a segment
-  // arriving above a hole is known to be this message's and placed at once (place_early)
-  Seq32 cur_first_psn;
-  uint32_t cur_seg = 0;
-  uint64_t cur_tag = 0, cur_data = 0;
+  MsgHead cur;                        // ... what its first segment said
   // placed_run is off until rcv_nxt reaches run_blocked_until (a message was cut short)
   bool run_blocked = false;
   Seq32 run_blocked_until;
@@ -170,9 +181,7 @@ struct Engine::Peer {
   // arrive, not held. It becomes the current message when its first segment is counted in
   // order (deliver_placed). Set only while a multi-segment current message is in progress.
   RecvEntry* nxt_recv = nullptr;
-  Seq32 nxt_first_psn;
-  uint32_t nxt_msg_len = 0, nxt_flags = 0, nxt_seg = 0;
-  uint64_t nxt_tag = 0, nxt_data = 0;
+  MsgHead nxt;
   // messages of the bundle at rcv_nxt already delivered: an attempt that ran out of unexpected
   // buffer space part way resumes after them (the retransmission carries the same messages)
   uint32_t bundle_done = 0;

@@ -117,17 +117,12 @@ bool Engine::deliver_message(Peer& p, PeerId pid, const wire::Header& h,
       u->answer = answer;
       p.cur_unex = u;
     }
-    p.cur_msg_len = h.msg_len;
-    p.cur_flags = h.flags;
-    p.cur_tag = h.tag;
-    p.cur_data = h.cq_data;
-    p.cur_first_psn = Seq32(h.psn);
-    p.cur_seg = (h.flags & wire::kLast) ? 0 : h.payload_len;
+    p.cur = MsgHead::of(h);
   } else if (!p.cur_recv && !p.cur_unex) {
     ++stats_.drop_protocol;  // a middle segment with no message started: consume it
     return true;
   }
-  if (h.msg_len != p.cur_msg_len) {
+  if (h.msg_len != p.cur.len) {
     abort_current(p, pid);
     return true;
   }
@@ -165,8 +160,8 @@ void Engine::advance_current(Peer& p, PeerId pid, uint32_t len, bool last) noexc
     r->received += len;
     if (!last) return;
     p.cur_recv = nullptr;
-    finish_recv(r, pid, p.cur_msg_len, p.cur_flags, p.cur_tag, p.cur_data,
-                p.cur_msg_len > r->cap ? Status::Truncated : Status::Ok);
+    finish_recv(r, pid, p.cur.len, p.cur.flags, p.cur.tag, p.cur.data,
+                p.cur.len > r->cap ? Status::Truncated : Status::Ok);
     if (SendMsg* a = p.dc_answer) {  // placed: tell the sender (FI_DELIVERY_COMPLETE)
       p.dc_answer = nullptr;
       queue_msg(p, a);
@@ -180,47 +175,55 @@ void Engine::advance_current(Peer& p, PeerId pid, uint32_t len, bool last) noexc
   }
 }
 
+namespace {
+// True if h is a segment of message m after its first: data, m's length, and the offset its PSN
+// implies with m's segment size (every segment but the last carries m.seg bytes: transmit cuts
+// seg_cap() each); the last one ends the message.
+bool later_segment_of(const MsgHead& m, const wire::Header& h) noexcept {
+  if (h.type != wire::Type::Data || (h.flags & wire::kFirst) || !m.seg) return false;
+  const int32_t k = Seq32(h.psn) - m.first_psn;
+  if (k <= 0 || h.msg_len != m.len) return false;
+  const uint64_t off = uint64_t(k) * m.seg;
+  const uint32_t len = h.payload_len;
+  if (off != h.offset || off + len > h.msg_len) return false;
+  return (h.flags & wire::kLast) ? off + len == h.msg_len : len == m.seg;
+}
+}  // namespace
+
 // Early placement. While a hole is repaired, the segments above it would wait in their packet
 // buffers for a couple of RTTs and be copied cold; a receiver that is the bottleneck (memif)
 // pays for every one of them. A segment is placed at once when it provably belongs to the
 // message being received: not a first segment, the same message length, and the offset its PSN
-// implies (every segment but the last carries cur_seg bytes: transmit cuts seg_cap() each).
-// A sender that breaks that rule only has its segment held as before.
+// implies (later_segment_of). A sender that breaks that rule only has its segment held as
+// before.
 bool Engine::place_early(Peer& p, const wire::Header& h, const uint8_t* payload) noexcept {
-  if (h.type != wire::Type::Data || (h.flags & wire::kFirst) || !p.cur_seg) return false;
-  if (!p.cur_recv && !p.cur_unex) return false;
-  if (h.msg_len != p.cur_msg_len) return false;
-  const uint32_t len = h.payload_len;
-  const bool last = h.flags & wire::kLast;
-  const uint64_t off = uint64_t(Seq32(h.psn) - p.cur_first_psn) * p.cur_seg;
-  if (off != h.offset || off + len > h.msg_len) return false;
-  if (last ? off + len != h.msg_len : len != p.cur_seg) return false;
-  if (off <= current_received(p)) return false;  // not above the hole: deliver() has it
-  place_bytes(p, off, payload, len);
+  if ((!p.cur_recv && !p.cur_unex) || !later_segment_of(p.cur, h)) return false;
+  if (h.offset <= current_received(p)) return false;  // not above the hole: deliver() has it
+  place_bytes(p, h.offset, payload, h.payload_len);
   return true;
 }
 
 // Segments placed early (place_early) of the current message, from rcv_nxt on and before its
-// last segment, counted in order as one run: each was checked on arrival to be cur_seg bytes
-// at the offset its PSN implies, so the run adds n * cur_seg bytes and no slot is read. Returns
+// last segment, counted in order as one run: each was checked on arrival to be cur.seg bytes
+// at the offset its PSN implies, so the run adds n * cur.seg bytes and no slot is read. Returns
 // n (0: the per-segment path, deliver_placed). Not after a message was cut short until the
 // PSNs held then are behind us: a segment placed into the message that was cut short may lie
 // in the range of the one that follows it.
 uint32_t Engine::placed_run(Peer& p, PeerId pid) noexcept {
-  if (!p.cur_seg || (!p.cur_recv && !p.cur_unex)) return 0;
+  if (!p.cur.seg || (!p.cur_recv && !p.cur_unex)) return 0;
   if (p.run_blocked) [[unlikely]] {
     if (p.rcv_nxt < p.run_blocked_until) return 0;
     p.run_blocked = false;
   }
   const uint64_t got = current_received(p);
-  const uint64_t segs = (uint64_t(p.cur_msg_len) + p.cur_seg - 1) / p.cur_seg;
-  if (got % p.cur_seg || got / p.cur_seg + 1 >= segs ||
-      Seq32(p.cur_first_psn + static_cast<uint32_t>(got / p.cur_seg)) != p.rcv_nxt)
+  const uint64_t segs = p.cur.segs();
+  if (got % p.cur.seg || got / p.cur.seg + 1 >= segs ||
+      Seq32(p.cur.first_psn + static_cast<uint32_t>(got / p.cur.seg)) != p.rcv_nxt)
     return 0;
-  const uint64_t before_last = segs - 1 - got / p.cur_seg;
+  const uint64_t before_last = segs - 1 - got / p.cur.seg;
   const uint32_t n =
       p.held.placed_run(p.rcv_nxt, uint32_t(std::min<uint64_t>(before_last, UINT32_MAX)));
-  if (n) advance_current(p, pid, n * p.cur_seg, false);  // (not the last: no completion)
+  if (n) advance_current(p, pid, n * p.cur.seg, false);  // (not the last: no completion)
   return n;
 }
 
@@ -239,30 +242,20 @@ bool Engine::place_next(Peer& p, PeerId pid, const wire::Header& h,
   const Seq32 psn(h.psn);
   const uint32_t len = h.payload_len;
   if (h.flags & wire::kFirst) {
-    if (p.nxt_recv || !p.cur_seg || (!p.cur_recv && !p.cur_unex)) return false;
+    if (p.nxt_recv || !p.cur.seg || (!p.cur_recv && !p.cur_unex)) return false;
     if ((h.flags & (wire::kLast | wire::kBundle | wire::kDeliveryReq)) || h.offset || !len)
       return false;
-    const uint64_t segs = (uint64_t(p.cur_msg_len) + p.cur_seg - 1) / p.cur_seg;
-    if (psn != p.cur_first_psn + static_cast<uint32_t>(segs)) return false;
+    if (psn != p.cur.first_psn + static_cast<uint32_t>(p.cur.segs())) return false;
     RecvEntry* r = matcher_->match_posted(pid, (h.flags & wire::kTagged) != 0, h.tag, h.msg_len);
     if (!r) return false;
     r->received = 0;
     p.nxt_recv = r;
-    p.nxt_first_psn = psn;
-    p.nxt_msg_len = h.msg_len;
-    p.nxt_flags = h.flags;
-    p.nxt_seg = len;
-    p.nxt_tag = h.tag;
-    p.nxt_data = h.cq_data;
+    p.nxt = MsgHead::of(h);  // (not a last segment: seg = len)
     place_in(*r, 0, payload, len);
     return true;
   }
-  if (!p.nxt_recv || h.msg_len != p.nxt_msg_len || !(psn > p.nxt_first_psn)) return false;
-  const uint64_t off = uint64_t(psn - p.nxt_first_psn) * p.nxt_seg;
-  const bool last = h.flags & wire::kLast;
-  if (off != h.offset || off + len > h.msg_len) return false;
-  if (last ? off + len != h.msg_len : len != p.nxt_seg) return false;
-  place_in(*p.nxt_recv, off, payload, len);
+  if (!p.nxt_recv || !later_segment_of(p.nxt, h)) return false;
+  place_in(*p.nxt_recv, h.offset, payload, len);
   return true;
 }
 
@@ -273,12 +266,7 @@ void Engine::promote_next(Peer& p, PeerId pid) noexcept {
   p.nxt_recv = nullptr;
   if (p.cur_recv || p.cur_unex) abort_current(p, pid);  // cut short (a sender's error)
   p.cur_recv = r;
-  p.cur_msg_len = p.nxt_msg_len;
-  p.cur_flags = p.nxt_flags;
-  p.cur_tag = p.nxt_tag;
-  p.cur_data = p.nxt_data;
-  p.cur_first_psn = p.nxt_first_psn;
-  p.cur_seg = p.nxt_seg;
+  p.cur = p.nxt;
 }
 
 void Engine::deliver_placed(Peer& p, PeerId pid, const ReorderBuffer::Placed& pl) noexcept {
@@ -303,7 +291,7 @@ void Engine::fail_current(Peer& p, PeerId pid, Status st) noexcept {
   if (p.cur_recv) {
     RecvEntry* r = p.cur_recv;
     p.cur_recv = nullptr;
-    finish_recv(r, pid, p.cur_msg_len, p.cur_flags, p.cur_tag, p.cur_data, st);
+    finish_recv(r, pid, p.cur.len, p.cur.flags, p.cur.tag, p.cur.data, st);
   }
   if (p.cur_unex) {
     UnexEntry* u = p.cur_unex;
@@ -317,7 +305,7 @@ void Engine::fail_current(Peer& p, PeerId pid, Status st) noexcept {
   }
   if (RecvEntry* r = p.nxt_recv) {  // matched early, nothing of it counted yet
     p.nxt_recv = nullptr;
-    finish_recv(r, pid, p.nxt_msg_len, p.nxt_flags, p.nxt_tag, p.nxt_data, st);
+    finish_recv(r, pid, p.nxt.len, p.nxt.flags, p.nxt.tag, p.nxt.data, st);
   }
 }
 
