@@ -69,12 +69,23 @@ void FaultIo::release_due() noexcept {
 
 uint16_t FaultIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
   release_due();
-  // The clock is read only when a schedule or a delay needs it (not per burst of a drop-only run).
-  uint64_t now = cfg_.schedule.empty() ? 0 : clock_.now_ns();
+  // The clock is read only when a schedule, a period or a delay needs it (not per burst of a
+  // drop-only run).
+  uint64_t now = cfg_.schedule.empty() && !cfg_.period_ns ? 0 : clock_.now_ns();
   auto when = [&]() {
     if (!now) now = clock_.now_ns();
     return now;
   };
+  const bool clean = cfg_.period_ns && (now / cfg_.period_ns) % 2 == 0;
+  if (clean && cfg_.schedule.empty()) {  // a clean period: the burst as it came, no copy
+    clean_passed_ += n;
+    const uint16_t sent = inner_.tx_burst(pkts, n);
+    if (sent < n) {
+      tx_lost_ += n - sent;
+      inner_.free(pkts + sent, static_cast<uint16_t>(n - sent));
+    }
+    return n;
+  }
   for (uint16_t i = 0; i < n; ++i) {
     PacketBuf& pkt = pkts[i];
     const FaultConfig* probs = &cfg_.faults;
@@ -97,6 +108,11 @@ uint16_t FaultIo::tx_burst(PacketBuf* pkts, uint16_t n) noexcept {
       }
       if (delay) ++wstats_.delayed;
       if (overridden) ++wstats_.overridden;
+    }
+    if (clean) {  // a clean period: no probabilities, the injector's sequence untouched
+      ++clean_passed_;
+      emit(pkt, delay, delay ? when() : 0);
+      continue;
     }
     switch (inj_.next(*probs)) {
       case FaultInjector::Action::Drop:

@@ -5,6 +5,10 @@
 // FI_UDP_FAULT_*; the providers do not wrap at all otherwise) and by the in-memory test link.
 //
 // Per transmitted packet, in this order:
+//   0. the period (FaultIoConfig::period_ns, 0 = off): in a period of the clock with an even
+//      index, floor(now / period_ns), the probabilities are not applied (step 2 is skipped): a
+//      run alternates between clean and faulty periods, so a benchmark compares the two under
+//      the same conditions (scripts/bench-loss.sh); the schedule (1) still applies;
 //   1. the schedule (time windows, absolute clock times): a blackout window drops it; windows'
 //      extra_delay_ns add up; the first window with override_faults replaces the probabilities;
 //   2. one FaultInjector decision (seeded: a run replays from seed, probabilities and packet
@@ -61,6 +65,7 @@ struct FaultIoConfig {
   std::vector<FaultWindow> schedule;  // time-varying faults (empty: none)
   uint64_t reorder_unit_ns = 20'000;  // a reordered packet is late by 1..4 of these
   uint32_t max_held = 256;            // packets held (reorder, delay) at once
+  uint64_t period_ns = 0;             // faults only in periods with an odd index (0: always)
 };
 
 class FaultIo final : public PacketIoFilter {
@@ -93,6 +98,8 @@ class FaultIo final : public PacketIoFilter {
   bool references(const void* p, size_t n) const noexcept;
   const FaultStats& fault_stats() const noexcept { return inj_.stats(); }
   const WindowStats& window_stats() const noexcept { return wstats_; }
+  // Packets sent in clean periods (period_ns), past the probabilities.
+  uint64_t clean_passed() const noexcept { return clean_passed_; }
 
  private:
   bool corrupts() const noexcept {
@@ -122,6 +129,7 @@ class FaultIo final : public PacketIoFilter {
   Route out_route_[kOut];
   uint16_t n_out_ = 0;
   uint64_t dropped_ = 0, duplicated_ = 0, delayed_ = 0, corrupted_ = 0, tx_lost_ = 0;
+  uint64_t clean_passed_ = 0;
 };
 
 }  // namespace pollfab::transport

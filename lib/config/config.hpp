@@ -107,6 +107,7 @@ struct FaultConfig {
   double reorder = 0.0;
   double corrupt = 0.0;
   uint64_t seed = 1;  // 0..2^63-1
+  uint32_t period_ms = 0;  // ms, 0..3600000; 0 = faults all the time
 
   friend bool operator==(const FaultConfig&, const FaultConfig&) = default;
 };

@@ -63,12 +63,14 @@ std::shared_ptr<Link> Link::create(const std::string& key, std::unique_ptr<trans
   const config::FaultConfig& f = cfg.fault;
   transport::FaultIoConfig fc;
   fc.faults = {f.drop, f.dup, f.reorder, f.corrupt, f.seed};
+  fc.period_ns = uint64_t(f.period_ms) * 1'000'000;
   if (fc.faults.any()) {
     l->io_fault_ = std::make_unique<transport::FaultIo>(*l->io_inner_, l->clock_, fc);
     l->io_ = l->io_fault_.get();
     PF_LOG(prov.c_str(), Warn, Domain,
-           "fault injection on {}: drop {} dup {} reorder {} corrupt {} seed {}", label, f.drop,
-           f.dup, f.reorder, f.corrupt, f.seed);
+           "fault injection on {}: drop {} dup {} reorder {} corrupt {} seed {}{}", label, f.drop,
+           f.dup, f.reorder, f.corrupt, f.seed,
+           f.period_ms ? fmt::format(", only in every other period of {} ms", f.period_ms) : "");
   }
   // FI_LOCAL_COMM: packets to this port's own address loop back above the wire.
   l->io_loopback_ = std::make_unique<transport::LoopbackIo>(*l->io_, local.host());

@@ -104,7 +104,7 @@ TEST_F(ConfigTest, SchemaIsCompleteAndConsistent) {
     // The struct's initializers are the schema's defaults.
     EXPECT_EQ(value_text(Config{}, k), k.default_text) << name;
   }
-  EXPECT_EQ(schema().size(), 62u);
+  EXPECT_EQ(schema().size(), 63u);
   EXPECT_EQ(std::string(key("dpdk", "mtu").unit), "bytes");
   EXPECT_EQ(std::string(key("transport", "rto_min_us").unit), "us");
   EXPECT_EQ(std::string(key("fault", "drop").unit), "probability");
@@ -260,6 +260,8 @@ TEST_F(ConfigTest, OutOfRange) {
   EXPECT_EQ(error_of("[fault]\ndrop = 1.5\n"),
             p + ":2:8: key 'fault.drop': must be a probability between 0 and 1, got 1.5");
   EXPECT_HAS(error_of("[fault]\nseed = -1\n"), "key 'fault.seed': must be between 0 and 9223372036854775807, got -1");
+  EXPECT_HAS(error_of("[fault]\nperiod_ms = 3600001\n"),
+             "key 'fault.period_ms': must be between 0 and 3600000, got 3600001");
   EXPECT_HAS(error_of("[dpdk]\nrx_queue_size = 32768\n"), "key 'dpdk.rx_queue_size': must be a power of two between 64 and 16384");
   EXPECT_HAS(error_of("[udp]\nport = 65536\n"), "key 'udp.port': must be between 0 and 65535, got 65536");
 }
@@ -432,6 +434,7 @@ TEST_F(ConfigTest, EnvOverridesForDpdk) {
   setenv("FI_DPDK_VDEVS", "net_tap0,iface=a,net_tap1,iface=b", 1);
   setenv("FI_DPDK_UDP_PORT", "4000", 1);  // dpdk.udp_port, not udp.port
   setenv("FI_DPDK_FAULT_SEED", "+7", 1);
+  setenv("FI_DPDK_FAULT_PERIOD_MS", "250", 1);
   LoadResult r = load("dpdk", p.c_str());
   ASSERT_TRUE(r.config) << r.error;
   const Config& c = *r.config;
@@ -447,6 +450,7 @@ TEST_F(ConfigTest, EnvOverridesForDpdk) {
   EXPECT_EQ(c.dpdk.udp_port, 4000);
   EXPECT_EQ(c.udp.port, 0);
   EXPECT_EQ(c.fault.seed, 7u);
+  EXPECT_EQ(c.fault.period_ms, 250u);
 }
 
 TEST_F(ConfigTest, EnvOverridesForUdp) {

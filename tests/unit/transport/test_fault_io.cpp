@@ -3,7 +3,9 @@
 // application memory is never written. Also the DelayLine it holds packets in.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "transport/delay_line.hpp"
@@ -221,6 +223,41 @@ TEST(FaultIo, ScheduleBlackoutDelayAndShortTxBursts) {
   f.service();
   EXPECT_EQ(io.sent.size(), 1u);
   EXPECT_EQ(io.live, 0);
+}
+
+// fault.period_ms: the probabilities apply only in periods of the clock with an odd index; in
+// the others every packet passes and the injector draws nothing (its sequence resumes where it
+// stopped). The schedule is not gated.
+TEST(FaultIo, PeriodAlternatesCleanAndFaultyPeriods) {
+  testing::ManualClock clk;
+  RecordingIo io;
+  FaultIoConfig c = only(1.0, 0.0, 0.0, 0.0);  // every packet of a faulty period is dropped
+  c.period_ns = 10'000;
+  {
+    FaultIo f(io, clk, c);
+    const uint64_t at[] = {2'020'000, 2'029'999, 2'030'000, 2'039'999, 2'040'000, 2'055'000};
+    const bool passes[] = {true, true, false, false, true, false};
+    for (size_t i = 0; i < std::size(at); ++i) {
+      clk.set(at[i]);
+      PacketBuf p[2] = {make(io, uint8_t(i), 20), make(io, uint8_t(i), 20)};
+      ASSERT_EQ(f.tx_burst(p, 2), 2);
+      EXPECT_EQ(io.sent.size(), 2 * size_t(std::count(passes, passes + i + 1, true)))
+          << "a burst at " << at[i] << " ns " << (passes[i] ? "passes" : "is dropped");
+    }
+    EXPECT_EQ(f.clean_passed(), 6u);
+    EXPECT_EQ(f.fault_stats().seen, 6u) << "only faulty periods' packets reach the injector";
+    EXPECT_EQ(f.fault_stats().dropped, 6u);
+  }
+  EXPECT_EQ(io.live, 0);
+  // A blackout window still drops in a clean period.
+  RecordingIo io2;
+  c.schedule = {FaultWindow{0, 10'000'000, true}};
+  FaultIo g(io2, clk, c);
+  clk.set(2'060'000);  // period 206: clean
+  PacketBuf p = make(io2, 7, 20);
+  g.tx_burst(&p, 1);
+  EXPECT_EQ(io2.sent.size(), 0u);
+  EXPECT_EQ(g.window_stats().blackout_dropped, 1u);
 }
 
 // The fault layer's delay line: due items leave earliest first, the rest stay.
