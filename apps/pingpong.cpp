@@ -37,6 +37,7 @@
 
 #include "apps/common/half_rtt.hpp"
 #include "apps/common/oob.hpp"
+#include "apps/common/periods.hpp"
 #include "apps/common/sizes.hpp"
 #include "apps/pingpong_fabric.hpp"
 
@@ -90,6 +91,7 @@ struct Result {
   double bw_mbps = 0;  // streaming MB/s (if --bw)
   double cpu_s[2] = {-1, -1};  // --cpu: CPU seconds (all threads) of the ping-pong, client and server
   double p50_us = -1, p99_us = -1;  // --lat: half round trips, median and 99th percentile
+  std::vector<PeriodGoodput> periods;  // --period-ms: the stream's goodput per period
 };
 
 // This process's CPU time, user + system, every thread (the library's progress threads too).
@@ -121,12 +123,25 @@ std::string human(double bytes) {
 
 void print_result(const Result& r, const PingpongArgs& a) {
   if (a.bw_only) {  // no ping-pong phase: its columns would be empty
-    if (a.json)
-      printf("{\"bytes\": %zu, \"stream_messages\": %llu, \"stream_mb_per_sec\": %.2f}\n", r.size,
+    if (a.json) {
+      printf("{\"bytes\": %zu, \"stream_messages\": %llu, \"stream_mb_per_sec\": %.2f", r.size,
              (unsigned long long)r.iters, r.bw_mbps);
-    else
+      if (a.period_ms) {  // [index, faulty, bytes, us] per period with counted windows
+        printf(", \"period_ms\": %u, \"periods\": [", a.period_ms);
+        for (size_t i = 0; i < r.periods.size(); ++i)
+          printf("%s[%llu, %d, %llu, %.1f]", i ? ", " : "", (unsigned long long)r.periods[i].index,
+                 r.periods[i].faulty ? 1 : 0, (unsigned long long)r.periods[i].bytes,
+                 r.periods[i].us);
+        printf("]");
+      }
+      printf("}\n");
+    } else {
       printf("%-10s %-8llu %14.2f\n", human(double(r.size)).c_str(), (unsigned long long)r.iters,
              r.bw_mbps);
+      for (const PeriodGoodput& p : r.periods)
+        printf("# period %llu %-6s %10.2f MB/s (%u windows)\n", (unsigned long long)p.index,
+               p.faulty ? "faulty" : "clean", double(p.bytes) / p.us, p.windows);
+    }
     return;
   }
   double usec_per_xfer = r.elapsed_us / double(r.iters) / 2.0;
@@ -194,12 +209,19 @@ void print_result(const Result& r, const PingpongArgs& a) {
 }
 
 // Streaming: the client sends `window` messages back to back, the server acknowledges each
-// window with one 0-byte message. Returns client-side MB/s in mbps. Never inlined: callgrind's
+// window with one 0-byte message. Returns client-side MB/s in mbps; spans (client, may be
+// null): each window's start and end (apps/common/periods.hpp). Never inlined: callgrind's
 // --toggle-collect names it (the receiver's instructions per packet under loss,
 // docs/performance.md).
-[[gnu::noinline]] int run_stream(Fabric& f, size_t size, uint64_t msgs, uint32_t window, bool client, double& mbps) {
+[[gnu::noinline]] int run_stream(Fabric& f, size_t size, uint64_t msgs, uint32_t window, bool client,
+                                 double& mbps, std::vector<WindowSpan>* spans = nullptr) {
   uint64_t windows = std::max<uint64_t>(1, msgs / window);
+  if (spans) spans->reserve(windows);
+  auto ns = [](Clock::time_point t) {
+    return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+  };
   auto t0 = Clock::now();
+  auto tw = t0;  // the window's start
   int r;
   for (uint64_t w = 0; w < windows; ++w) {
     if (client) {
@@ -217,6 +239,11 @@ void print_result(const Result& r, const PingpongArgs& a) {
       if ((r = wait_cq(f, f.txcq, window - done))) return r;
       if ((r = wait_cq(f, f.rxcq, 1))) return r;  // window ack
       if ((r = post_recv(f, f.rxbuf.size()))) return r;  // for the next window ack
+      if (spans) {
+        const auto t = Clock::now();
+        spans->push_back({ns(tw), ns(t)});
+        tw = t;
+      }
     } else {
       if ((r = wait_cq(f, f.rxcq, window))) return r;
       for (uint32_t k = 0; k < window; ++k)
@@ -247,6 +274,16 @@ void add_pingpong_options(CLI::App& app, PingpongArgs& a) {
   app.add_flag("--bw-only", a.bw_only, "run only the streaming test (no ping-pong phase; "
                "bench-loss.sh, and profiles of the stream alone)");
   app.add_option("-w,--window", a.window, "messages per window in the streaming test");
+  CLI::Option* period = app.add_option(
+      "--period-ms", a.period_ms,
+      "client, with --bw-only: also the stream's goodput per period of this many ms of "
+      "CLOCK_MONOTONIC, as fault.period_ms alternates clean and faulty periods (JSON: periods, "
+      "[index, faulty, bytes, us] each; apps/common/periods.hpp)")
+      ->check(CLI::Range(1u, 3600000u));
+  app.add_option("--period-guard-ms", a.period_guard_ms, "with --period-ms: count a period's "
+                 "windows that start at least this long into it (the recovery after a switch "
+                 "stays out)")
+      ->needs(period);
   app.add_option("-B,--port", a.port, "out-of-band TCP port");
   app.add_option("--timeout-ms", a.timeout_ms, "give up when no completion arrives for this long");
   app.add_flag("--json", a.json, "one JSON object per size");
@@ -271,6 +308,9 @@ int pingpong_main(const PingpongArgs& in) {
   if (a.bw_only) {
     a.bw = true;
     a.lat = a.cpu = false;  // both describe the ping-pong phase
+  } else if (a.period_ms) {
+    fprintf(stderr, "pollfab pingpong: --period-ms needs --bw-only\n");
+    return 1;
   }
   std::string host = a.server;
   if (size_t colon = a.server.rfind(':'); colon != std::string::npos) {
@@ -340,7 +380,14 @@ int pingpong_main(const PingpongArgs& in) {
           if (int r = post_recv(f, f.rxbuf.size())) return r;
       }
       if (!oob.sync()) return fail("out-of-band sync", -FI_EIO);
-      if (int r = run_stream(f, size, std::max<uint64_t>(iters, a.window), a.window, client, res.bw_mbps)) return r;
+      std::vector<WindowSpan> spans;
+      if (int r = run_stream(f, size, std::max<uint64_t>(iters, a.window), a.window, client,
+                             res.bw_mbps, client && a.period_ms ? &spans : nullptr))
+        return r;
+      if (client && a.period_ms)
+        res.periods = goodput_by_period(spans, uint64_t(a.window) * size,
+                                        uint64_t(a.period_ms) * 1'000'000,
+                                        uint64_t(a.period_guard_ms) * 1'000'000);
       if (!oob.sync()) return fail("out-of-band sync", -FI_EIO);
       if (!client) {
         for (uint32_t k = 0; k < a.window; ++k) fi_cancel(&f.ep->fid, &f.rxctx);

@@ -23,6 +23,8 @@ struct PingpongArgs {
   bool cpu = false;             // client also prints both sides' CPU seconds per 10k round trips
   bool lat = false;             // client also prints the median and 99th percentile half round trip
   std::string lat_log;          // client, with lat: every half round trip (us) to this file
+  uint32_t period_ms = 0;       // client, with bw_only: goodput per period of this many ms
+  uint32_t period_guard_ms = 20;  // ... counting windows that start this long into a period
   std::string progress = "manual";  // fi_getinfo hint data_progress: manual | auto
   std::string wait = "none";        // CQ wait_obj: none (poll) | fd (fi_trywait + poll(2) on
                                     // FI_GETWAIT) | unspec | yield (fi_cq_sread)
