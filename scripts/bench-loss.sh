@@ -4,30 +4,43 @@
 #      model, 2 us one way, a 300 us switch queue; build/apps/pollfab-bench-loss), and
 #   2. the dpdk provider end to end: `pollfab pingpong --bw-only -S 1m` (streaming, 64 messages in
 #      flight) between testbed hosts a and b over net_memif (or --link tap), with
-#      FI_DPDK_FAULT_DROP on both sides (data and ACKs are dropped).
+#      FI_DPDK_FAULT_DROP on both sides (data and ACKs are dropped), two ways:
+#      a. in one run (the headline): FI_DPDK_FAULT_PERIOD_MS=250 alternates clean and faulty
+#         periods of 250 ms (fault.period_ms), and the client times each window of its stream
+#         (`--period-ms 250 --period-guard-ms 30`: a period's windows that start 30 ms or more
+#         into it and end inside it). Each faulty period's goodput is compared with the mean of
+#         the clean periods beside it, 250 ms earlier and later, in the same processes on the
+#         same vCPUs: the host's placement of the two vCPUs (which moves memif's speed 2-3x, and
+#         which it changes between runs and within them) is shared by each pair, where separate
+#         runs can only be probed before and after. Ratio: the median over every pair of the
+#         --period-runs runs at that drop rate (default 5 at 1%, 3 at the others).
+#      b. separate runs (context, and the absolute lossless goodput without a fault layer):
+#         --runs repetitions (default 5) of every drop rate, each run probed before and after;
+#         ratios compare runs under the same placement (below).
 # at 0, 0.1, 1, 5 and 10% drop. Prints absolute goodput (MB/s = 10^6 B/s) and the ratio to the
-# lossless run. The dpdk part makes --runs repetitions (default 11: a run is the stream alone,
-# about a second, so 11 take the time 7 took with the ping-pong phase) of every drop rate; goodput is
-# the median over them; ratios compare runs made under the same host placement of the two vCPUs
-# (pollfab-bench-xcore, see below): median at this drop rate / median lossless, per placement.
-# ratio(pairs): the median over repetitions of each run / the same repetition's lossless run,
-# where both ran under one placement (the runs of a repetition are seconds apart, the 1% run
-# right after the lossless one; the host moves the vCPUs between repetitions). The 1% line uses it when at least 3 repetitions pair up, else
-# the "near" class ratio when it has 2 or more runs at both rates, else "far", else all runs
-# (placement not controlled, said so).
+# lossless run. In the separate runs (b) goodput is the median over the runs; ratios compare
+# runs made under the same host placement of the two vCPUs (pollfab-bench-xcore, see below):
+# median at this drop rate / median lossless, per placement. ratio(pairs): the median over
+# repetitions of each run / the same repetition's lossless run, where both ran under one
+# placement (the 1% run right after the lossless one).
 # The last line is
 #   loss=1% goodput_ratio=R
-# with R for the dpdk provider. Run as root. Options: --link tap|memif, --runs N, --iters N.
+# with R from (a), the in-run periods. Run as root. Options: --link tap|memif, --runs N (b),
+# --period-runs N (a, at 1%), --iters N (b; a streams 12800 messages over memif, 1600 over tap).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-link=memif; runs=11; iters=""
+link=memif; runs=5; iters=""; period_runs=5
 while [ $# -gt 0 ]; do
   case $1 in
     --link) link=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
+    --period-runs) period_runs=$2; shift 2 ;;
     --iters) iters=$2; shift 2 ;;
-    *) echo "usage: $0 [--link tap|memif] [--runs N] [--iters N]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--link tap|memif] [--runs N] [--period-runs N] [--iters N]" >&2; exit 2 ;;
   esac
+done
+for v in "$runs" "$period_runs"; do
+  [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "bench-loss: --runs and --period-runs need a count" >&2; exit 2; }
 done
 # Messages per run: 2000 x 1 MiB over memif is about half a second at its 4 GB/s, long enough
 # for a scheduling blip on the two vCPUs to average out (300, 0.08 s, moved single runs by
@@ -59,26 +72,110 @@ placement() {
     else if (a >= t && b >= t) print "far"; else print "mixed" }'
 }
 
-# One streaming run at drop probability $1; prints stream MB/s or n/a.
+# One streaming run at drop probability $1; prints stream MB/s or n/a. With a second argument
+# (ms), faults apply only in every other period of that length (part a) and it prints the
+# client's JSON line, with the goodput of each period, or n/a.
 dpdk_run() {
-  local drop=$1
+  local drop=$1 period=${2:-0} n=$iters
+  local -a cli=(--bw-only --json)
   export FI_DPDK_FAULT_DROP=$drop FI_DPDK_FAULT_SEED=$RANDOM
-  timeout 120 "$P" testbed exec a -- taskset -c 0 "$P" pingpong -p dpdk -S 1m -I "$iters" --bw-only \
+  if [ "$period" != 0 ]; then
+    export FI_DPDK_FAULT_PERIOD_MS=$period
+    n=$period_iters
+    cli+=(--period-ms "$period" --period-guard-ms "$guard_ms")
+  fi
+  timeout 120 "$P" testbed exec a -- taskset -c 0 "$P" pingpong -p dpdk -S 1m -I "$n" --bw-only \
     --json --timeout-ms 5000 > "$out/server" 2>&1 &
   bg=$!
   sleep 0.5
-  if timeout 120 "$P" testbed exec b -- taskset -c 1 "$P" pingpong -p dpdk -S 1m -I "$iters" \
-       --bw-only --json "$("$P" testbed addr a)" > "$out/client" 2>&1; then
+  if timeout 120 "$P" testbed exec b -- taskset -c 1 "$P" pingpong -p dpdk -S 1m -I "$n" \
+       "${cli[@]}" "$("$P" testbed addr a)" > "$out/client" 2>&1; then
     wait "$bg" 2>/dev/null || true
     bg=""
-    sed -n 's/.*"stream_mb_per_sec": \([0-9.]*\).*/\1/p' "$out/client" | tail -1
+    if [ "$period" != 0 ]; then grep '"periods"' "$out/client" | tail -1
+    else sed -n 's/.*"stream_mb_per_sec": \([0-9.]*\).*/\1/p' "$out/client" | tail -1; fi
   else
     kill "$bg" 2>/dev/null || true; wait "$bg" 2>/dev/null || true; bg=""
     cat "$out/client" >> "$out/failures"
     echo n/a
   fi
-  unset FI_DPDK_FAULT_DROP FI_DPDK_FAULT_SEED
+  unset FI_DPDK_FAULT_DROP FI_DPDK_FAULT_SEED FI_DPDK_FAULT_PERIOD_MS
 }
+
+"$P" testbed down >/dev/null 2>&1 || true
+"$P" testbed up --link "$link" >/dev/null
+r1=n/a
+# Part (a), memif only: a window of 64 x 1 MiB takes ~13-33 ms over memif, so a 250 ms period
+# counts several; over tap one takes over a second.
+period_ms=250; guard_ms=30; period_iters=19200  # 300 windows: ~3.7 s near, ~10 s far
+if [ "$link" = memif ]; then
+  echo
+  echo "== dpdk provider over net_memif, in one run: faults in every other ${period_ms} ms period =="
+  echo "   (fault.period_ms; each faulty period against the mean of the clean periods beside it,"
+  echo "   windows that start ${guard_ms} ms or more into a period; processes pinned to CPUs 0 and 1;"
+  echo "   ratio: the median over all pairs; near, far: over the pairs of runs whose probes before"
+  echo "   and after both read near, or far (pairs in brackets))"
+  for d in 0.01 0.001 0.05 0.10; do
+    n=3; [ "$d" = 0.01 ] && n=$period_runs
+    for r in $(seq "$n"); do
+      x0=$(xcore)
+      v=$(dpdk_run "$d" "$period_ms")
+      if [ "$v" = n/a ]; then sleep 2; x0=$(xcore); v=$(dpdk_run "$d" "$period_ms"); fi
+      x1=$(xcore)
+      echo "$d $x0 $x1 $v" >> "$out/periods"
+      sleep 1
+    done
+  done
+  # Lines in $out/periods: drop probe-before probe-after JSON (or n/a).
+  python3 - "$out/periods" "$near_ns" > "$out/periods.table" <<'PY'
+import json, statistics, sys
+near_ns = int(sys.argv[2])
+rows = {}
+for line in open(sys.argv[1]):
+    drop, x0, x1, rest = line.split(' ', 3)
+    rows.setdefault(drop, []).append((x0, x1, rest.strip()))
+def ratios(periods):
+    """Each faulty period's MB/s over the mean of its clean neighbours' (index -1 and +1)."""
+    mbs = {k: (faulty, b / us) for k, faulty, b, us in periods if us > 0}
+    out = []
+    for k, (faulty, v) in mbs.items():
+        nb = [mbs[j][1] for j in (k - 1, k + 1) if j in mbs and not mbs[j][0]]
+        if faulty and nb:
+            out.append(v / (sum(nb) / len(nb)))
+    return out, [v for f, v in mbs.values() if not f], [v for f, v in mbs.values() if f]
+def placement(x0, x1):
+    try:
+        a, b = int(x0), int(x1)
+    except ValueError:
+        return 'mixed'
+    return 'near' if a < near_ns and b < near_ns else 'far' if a >= near_ns and b >= near_ns else 'mixed'
+med = lambda v, p: f"{statistics.median(v):.{p}f}" if v else 'n/a'
+r1 = 'n/a'
+print(f"{'drop%':>7} {'pairs':>6} {'ratio':>6} {'near':>11} {'far':>11} {'clean MB/s':>11} {'faulty MB/s':>12}   runs: ratio (pairs, clean MB/s, probes)")
+for drop in ('0.001', '0.01', '0.05', '0.10'):
+    allr, allc, allf, runs = [], [], [], []
+    cls = {'near': [], 'far': []}
+    for x0, x1, js in rows.get(drop, []):
+        try:
+            r, c, f = ratios(json.loads(js)['periods'])
+        except (ValueError, KeyError):
+            runs.append('n/a'); continue
+        allr += r; allc += c; allf += f
+        cls.setdefault(placement(x0, x1), []).extend(r)
+        runs.append(f"{statistics.median(r):.3f} ({len(r)}, {statistics.median(c):.0f}, {x0}/{x1})" if r else 'n/a')
+    cell = lambda v: f"{med(v, 3)} ({len(v)})"
+    print(f"{float(drop) * 100:7.1f} {len(allr):6d} {med(allr, 3):>6} {cell(cls['near']):>11} {cell(cls['far']):>11} "
+          f"{med(allc, 0):>11} {med(allf, 0):>12}   {'  '.join(runs)}")
+    if drop == '0.01':
+        # The headline: the lowest of all pairs, the near runs' and the far runs', each counted
+        # when it has 5 pairs or more (the placements differ; neither is let to carry the other).
+        cand = [statistics.median(v) for v in (allr, cls['near'], cls['far']) if len(v) >= 5]
+        r1 = f"{min(cand):.3f}" if cand else 'n/a'
+print(f"R1 {r1}")
+PY
+  grep -v '^R1 ' "$out/periods.table"
+  r1=$(sed -n 's/^R1 //p' "$out/periods.table")
+fi
 
 drops="0 0.001 0.01 0.05 0.10"  # the table's order
 # The order of a repetition's runs: the 1% run right after the lossless one it is paired with
@@ -87,10 +184,8 @@ drops="0 0.001 0.01 0.05 0.10"  # the table's order
 # pairs must be closest.
 run_order="0 0.01 0.001 0.05 0.10"
 echo
-echo "== dpdk provider, testbed over net_$link: pollfab pingpong --bw-only -S 1m, $runs repetitions =="
+echo "== dpdk provider over net_$link, separate runs: pollfab pingpong --bw-only -S 1m, $runs repetitions =="
 echo "   (processes pinned to CPUs 0 and 1; placement = vCPU cache-line round trip, see above)"
-"$P" testbed down >/dev/null 2>&1 || true
-"$P" testbed up --link "$link" >/dev/null
 # A repetition runs every drop rate once, back to back ($run_order), so each rate gets runs
 # spread over the whole benchmark. Lines in $out/runs: rep drop MB/s placement probe-before probe-after.
 for rep in $(seq "$runs"); do
@@ -105,7 +200,7 @@ for rep in $(seq "$runs"); do
   done
 done
 printf '%7s %14s %11s %11s %12s   %s\n' "drop%" "goodput MB/s" "ratio(near)" "ratio(far)" "ratio(pairs)" "runs: MB/s(placement)"
-r1=n/a; base_med=n/a
+r1b=n/a; base_med=n/a
 for d in $drops; do
   # goodput: median over all runs. ratio(P): median of this drop rate's runs under placement P
   # over the median of the lossless runs under P ("mixed" runs count in no ratio).
@@ -159,12 +254,12 @@ for d in $drops; do
     }' "$out/runs")
   IFS='|' read -r med rnear rfar rpair list <<< "$row"
   if [ "$d" = "0.01" ]; then
-    if [ "$rpair" != n/a ]; then r1=$rpair; r1p="same (per-repetition pairs)"
-    elif [ "$rnear" != n/a ]; then r1=$rnear; r1p=near
-    elif [ "$rfar" != n/a ]; then r1=$rfar; r1p=far
+    if [ "$rpair" != n/a ]; then r1b=$rpair; r1p="separate runs under the same placement (per-repetition pairs)"
+    elif [ "$rnear" != n/a ]; then r1b=$rnear; r1p="separate runs under the near placement"
+    elif [ "$rfar" != n/a ]; then r1b=$rfar; r1p="separate runs under the far placement"
     else  # no placement has runs at both rates: all runs, placement not controlled
-      r1=$(awk -v m="$med" -v b="$base_med" 'BEGIN { if (m=="n/a" || b=="n/a" || b==0) print "n/a"; else printf "%.3f", m/b }')
-      r1p="uncontrolled (all runs)"
+      r1b=$(awk -v m="$med" -v b="$base_med" 'BEGIN { if (m=="n/a" || b=="n/a" || b==0) print "n/a"; else printf "%.3f", m/b }')
+      r1p="separate runs, placement uncontrolled (all runs)"
     fi
   fi
   if [ "$d" = "0" ]; then base_med=$med; fi
@@ -172,5 +267,12 @@ for d in $drops; do
 done
 if [ -s "$out/failures" ]; then echo; echo "failed runs (client output):"; tail -n 20 "$out/failures"; fi
 echo
-echo "1% drop ratio from runs under the ${r1p:-n/a} placement"
+if [ "$r1" != n/a ]; then
+  echo "1% drop ratio from the in-run periods: each faulty period against the clean ones beside it"
+  echo "(the lowest of the medians over all pairs, the near runs' and the far runs', of those with 5 or more)"
+  echo "(separate runs: ${r1b} from ${r1p:-n/a})"
+else
+  r1=$r1b
+  echo "1% drop ratio from ${r1p:-n/a}"
+fi
 echo "loss=1% goodput_ratio=$r1"
