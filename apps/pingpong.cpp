@@ -12,7 +12,9 @@
 // dest_addr: no name exchange at all.
 // Columns match Debian's fi_pingpong: bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
 // (ping-pong: 2 transfers per iteration). --bw adds a streaming run per size; --bw-only runs it
-// alone (no ping-pong phase). --json prints one JSON object per size instead of the table.
+// alone (no ping-pong phase), and with --period-ms (client) also its goodput per period of the
+// clock, to compare with fault.period_ms (apps/common/periods.hpp). --json prints one JSON
+// object per size instead of the table.
 // --progress auto asks fi_getinfo for automatic progress; --wait fd|unspec|yield opens the CQs
 // with that wait object and awaits completions by fi_trywait + poll(2) on FI_GETWAIT (fd) or
 // fi_cq_sread (docs/progress.md).
@@ -213,12 +215,14 @@ void print_result(const Result& r, const PingpongArgs& a) {
 // null): each window's start and end (apps/common/periods.hpp). Never inlined: callgrind's
 // --toggle-collect names it (the receiver's instructions per packet under loss,
 // docs/performance.md).
-[[gnu::noinline]] int run_stream(Fabric& f, size_t size, uint64_t msgs, uint32_t window, bool client,
-                                 double& mbps, std::vector<WindowSpan>* spans = nullptr) {
+[[gnu::noinline]] int run_stream(Fabric& f, size_t size, uint64_t msgs, uint32_t window,
+                                 bool client, double& mbps,
+                                 std::vector<WindowSpan>* spans = nullptr) {
   uint64_t windows = std::max<uint64_t>(1, msgs / window);
   if (spans) spans->reserve(windows);
   auto ns = [](Clock::time_point t) {
-    return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+    using std::chrono::nanoseconds;
+    return uint64_t(std::chrono::duration_cast<nanoseconds>(t.time_since_epoch()).count());
   };
   auto t0 = Clock::now();
   auto tw = t0;  // the window's start

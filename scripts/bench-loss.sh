@@ -40,7 +40,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 for v in "$runs" "$period_runs"; do
-  [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "bench-loss: --runs and --period-runs need a count" >&2; exit 2; }
+  [[ "$v" =~ ^[1-9][0-9]*$ ]] ||
+    { echo "bench-loss: --runs and --period-runs need a count" >&2; exit 2; }
 done
 # Messages per run: 2000 x 1 MiB over memif is about half a second at its 4 GB/s, long enough
 # for a scheduling blip on the two vCPUs to average out (300, 0.08 s, moved single runs by
@@ -158,7 +159,8 @@ for drop, rs in rows.items():
 top = max((c for v in parsed.values() for _, _, p in v if p for _, c in p), default=0)
 med = lambda v, p: f"{statistics.median(v):.{p}f}" if v else 'n/a'
 r1 = 'n/a'
-print(f"{'drop%':>7} {'pairs':>6} {'ratio':>6} {'fast':>11} {'slow':>11}   runs: ratio (pairs, clean MB/s, probes)")
+print(f"{'drop%':>7} {'pairs':>6} {'ratio':>6} {'fast':>11} {'slow':>11}   "
+      "runs: ratio (pairs, clean MB/s, probes)")
 for drop in ('0.001', '0.01', '0.05', '0.10'):
     allr, fast, slow, runs = [], [], [], []
     for x0, x1, p in parsed.get(drop, []):
@@ -170,7 +172,8 @@ for drop in ('0.001', '0.01', '0.05', '0.10'):
         runs.append(f"{statistics.median([r for r, _ in p]):.3f} ({len(p)}, "
                     f"{statistics.median([c for _, c in p]):.0f}, {x0}/{x1})")
     cell = lambda v: f"{med(v, 3)} ({len(v)})"
-    print(f"{float(drop) * 100:7.1f} {len(allr):6d} {med(allr, 3):>6} {cell(fast):>11} {cell(slow):>11}   {'  '.join(runs)}")
+    print(f"{float(drop) * 100:7.1f} {len(allr):6d} {med(allr, 3):>6} {cell(fast):>11} "
+          f"{cell(slow):>11}   {'  '.join(runs)}")
     if drop == '0.01':
         # The headline: the lowest of the medians over all pairs, the fast ones and the slow
         # ones, each counted when it has 5 pairs or more (neither class carries the other).
@@ -260,7 +263,8 @@ for d in $drops; do
     }' "$out/runs")
   IFS='|' read -r med rnear rfar rpair list <<< "$row"
   if [ "$d" = "0.01" ]; then
-    if [ "$rpair" != n/a ]; then r1b=$rpair; r1p="separate runs under the same placement (per-repetition pairs)"
+    if [ "$rpair" != n/a ]; then
+      r1b=$rpair; r1p="separate runs under the same placement (per-repetition pairs)"
     elif [ "$rnear" != n/a ]; then r1b=$rnear; r1p="separate runs under the near placement"
     elif [ "$rfar" != n/a ]; then r1b=$rfar; r1p="separate runs under the far placement"
     else  # no placement has runs at both rates: all runs, placement not controlled
