@@ -12,8 +12,11 @@
 #         the clean periods beside it, 250 ms earlier and later, in the same processes on the
 #         same vCPUs: the host's placement of the two vCPUs (which moves memif's speed 2-3x, and
 #         which it changes between runs and within them) is shared by each pair, where separate
-#         runs can only be probed before and after. Ratio: the median over every pair of the
-#         --period-runs runs at that drop rate (default 5 at 1%, 3 at the others).
+#         runs can only be probed before and after. Pairs are classed "fast" or "slow" by
+#         their clean periods' speed (above, or at most, half the fastest clean pair); each
+#         drop rate's ratio is the median over all pairs of its runs (--period-runs runs at 1%,
+#         default 5; 3 at the others), with the fast and the slow pairs' medians beside it. Over
+#         net_memif only (a window takes over a second over tap).
 #      b. separate runs (context, and the absolute lossless goodput without a fault layer):
 #         --runs repetitions (default 5) of every drop rate, each run probed before and after;
 #         ratios compare runs under the same placement (below).
@@ -25,8 +28,9 @@
 # placement (the 1% run right after the lossless one).
 # The last line is
 #   loss=1% goodput_ratio=R
-# with R from (a), the in-run periods. Run as root. Options: --link tap|memif, --runs N (b),
-# --period-runs N (a, at 1%), --iters N (b; a streams 12800 messages over memif, 1600 over tap).
+# with R from (a): the lowest of the 1% medians over all pairs, the fast and the slow ones (each
+# with 5 pairs or more); over tap, from (b). Run as root. Options: --link tap|memif, --runs N
+# (b), --period-runs N (a, at 1%), --iters N (b; a streams 19,200 messages a run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 link=memif; runs=5; iters=""; period_runs=5
