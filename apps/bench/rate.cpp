@@ -24,8 +24,14 @@
 // rate it prints is a little lower than without. --spin-ns N adds N ns of busy work per
 // completed message on the side it is given to (TSC-timed; each completion read that spins adds
 // two TSC reads, ~20 ns, shared by its completions): if the rate falls by about N ns a message,
-// that side is on the critical path. Both sides must run the same build (the out-of-band
-// messages' layout).
+// that side is on the critical path. --period-ms N (the sender's) counts its completions by
+// period of CLOCK_MONOTONIC, floor(t / N ms), past --period-guard-ms G of each (default 20),
+// and prints each whole period's rate after the size's row ("#  period K even|odd M msg/s"):
+// with a setting that alternates by period (fault.period_ms, or a build's experiment), the
+// odd periods compare with the even ones beside them, which ran on the same vCPUs (the
+// placement flips between runs and within them: docs/performance.md item 77). The clock read
+// per completion batch costs ~1 ns a message. Both sides must run the same build (the
+// out-of-band messages' layout).
 #include <CLI/CLI.hpp>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -43,11 +49,13 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "apps/common/oob.hpp"
+#include "apps/common/periods.hpp"
 #include "apps/common/sizes.hpp"
 #include "lib/util/tsc.hpp"
 
@@ -66,6 +74,8 @@ struct Args {
   uint32_t posted = kMaxPosted;  // receiver: receives kept posted
   uint32_t spin_ns = 0;          // busy work per completed message (--spin-ns)
   bool breakdown = false;        // sender: time posts, reads and waits (--breakdown)
+  uint32_t period_ms = 0;        // sender: completions counted by period (--period-ms)
+  uint32_t period_guard_ms = 20;
   double spin_tpn = 0;           // TSC ticks per ns, measured at start when spin_ns is set
   uint16_t oob_port = 47595;
   int timeout_s = 60;
@@ -344,7 +354,7 @@ int receive(Ofi& o, apps::Oob& oob, const Args& a) {
 
 // One round's sends (never inlined: scripts/bench-instructions.sh counts its instructions).
 [[gnu::noinline]] int send_round(Ofi& o, const Args& a, const Round& rd, uint64_t& t0,
-                                 SideTimes& st) {
+                                 SideTimes& st, apps::MessagesByPeriod* periods) {
   uint64_t posted = 0, done = 0;
   fi_cq_entry e[64];
   auto deadline = Clock::now() + std::chrono::seconds(a.timeout_s);
@@ -380,6 +390,7 @@ int receive(Ofi& o, apps::Oob& oob, const Args& a) {
     ssize_t n = drain(o.txcq, e, st);
     if (n < 0) return 1;
     spin(a, n);
+    if (periods && n > 0) periods->add(now_ns(), uint64_t(n));
     done += uint64_t(n);
     if (n == 0 && (++spins & 4095) == 0 && Clock::now() > deadline) {
       fprintf(stderr, "pollfab-bench-rate: %llu of %llu sends completed within %d s\n",
@@ -400,7 +411,10 @@ int send(Ofi& o, apps::Oob& oob, const Args& a, const std::vector<size_t>& sizes
     if (!oob.send_all(&rd, sizeof rd) || !oob.sync()) return fail("out-of-band", -FI_EIO);
     uint64_t c0 = cpu_ns(), t0 = 0;
     SideTimes st(a.breakdown);
-    if (int r = send_round(o, a, rd, t0, st)) return r;
+    std::optional<apps::MessagesByPeriod> periods;
+    if (a.period_ms)
+      periods.emplace(uint64_t(a.period_ms) * 1'000'000, uint64_t(a.period_guard_ms) * 1'000'000);
+    if (int r = send_round(o, a, rd, t0, st, periods ? &*periods : nullptr)) return r;
     uint64_t tx_cpu = cpu_ns() - c0;
     const Breakdown tx = st.report(rd.msgs);
     RxEnd end{};
@@ -419,6 +433,11 @@ int send(Ofi& o, apps::Oob& oob, const Args& a, const std::vector<size_t>& sizes
              "wait %.1f%%\n",
              tx.post_ns, tx.read_ns, tx.per_read_ns, tx.per_read_msgs, tx.wait_pct, rx.read_ns,
              rx.per_read_ns, rx.per_read_msgs, rx.post_ns, rx.wait_pct);
+    }
+    if (periods) {
+      for (const auto& p : periods->rates())
+        printf("#  period %llu %s %.3f M msg/s\n", (unsigned long long)p.index,
+               p.index % 2 ? "odd" : "even", p.per_s / 1e6);
     }
     fflush(stdout);
   }
@@ -450,10 +469,20 @@ int main(int argc, char** argv) {
   app.add_option("--spin-ns", a.spin_ns,
                  "busy work per completed message, ns (which side binds the rate)")
       ->check(CLI::Range(0, 100000));
+  app.add_option("--period-ms", a.period_ms,
+                 "sender: print the rate of each period of the clock, N ms (0: none)")
+      ->check(CLI::Range(0, 60000));
+  app.add_option("--period-guard-ms", a.period_guard_ms,
+                 "sender: completions in the first G ms of a period not counted (20)")
+      ->check(CLI::Range(0, 60000));
   app.add_option("-t,--threading", a.threading, "domain threading asked: domain or safe")
       ->check(CLI::IsMember({"domain", "safe"}));
   CLI11_PARSE(app, argc, argv);
   if (a.spin_ns) a.spin_tpn = ticks_per_ns();
+  if (a.period_ms && a.period_guard_ms >= a.period_ms) {
+    fprintf(stderr, "pollfab-bench-rate: --period-guard-ms must be below --period-ms\n");
+    return 2;
+  }
 
   std::vector<size_t> sizes;
   try {

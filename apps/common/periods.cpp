@@ -1,5 +1,7 @@
 #include "apps/common/periods.hpp"
 
+#include <algorithm>
+
 namespace pollfab::apps {
 
 std::vector<PeriodGoodput> goodput_by_period(const std::vector<WindowSpan>& windows,
@@ -14,6 +16,29 @@ std::vector<PeriodGoodput> goodput_by_period(const std::vector<WindowSpan>& wind
     p.bytes += bytes_per_window;
     p.us += double(w.end_ns - w.start_ns) / 1e3;
     ++p.windows;
+  }
+  return out;
+}
+
+void MessagesByPeriod::add(uint64_t t_ns, uint64_t msgs) {
+  const uint64_t k = t_ns / period_;
+  if (!any_) {
+    first_ = k;
+    any_ = true;
+  }
+  if (k < first_) return;  // the clock is monotonic: not expected
+  last_ = std::max(last_, k);
+  if (t_ns - k * period_ < guard_) return;
+  if (counts_.size() <= k - first_) counts_.resize(k - first_ + 1, 0);
+  counts_[k - first_] += msgs;
+}
+
+std::vector<MessagesByPeriod::Rate> MessagesByPeriod::rates() const {
+  std::vector<Rate> out;
+  const double span_s = double(period_ - guard_) / 1e9;
+  for (uint64_t k = first_ + 1; any_ && k < last_; ++k) {
+    const uint64_t n = k - first_ < counts_.size() ? counts_[k - first_] : 0;
+    out.push_back({k, n, double(n) / span_s});
   }
   return out;
 }
