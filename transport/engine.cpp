@@ -34,6 +34,7 @@ Engine::Engine(const EngineConfig& cfg, PacketIo& io, Clock& clock, CompletionSi
   cfg_.ack_coalesce_pkts = std::max<uint32_t>(cfg_.ack_coalesce_pkts, 1);
   cfg_.ack_coalesce_msgs = std::max<uint32_t>(cfg_.ack_coalesce_msgs, 1);
   ack_req_msgs_ = std::max<uint32_t>(2, cfg_.ack_coalesce_msgs / 2);
+  ack_req_max_msgs_ = std::max<uint32_t>(ack_req_msgs_ + 1, 2 * cfg_.ack_coalesce_msgs);
   ack_waited_ns_ = std::max<uint64_t>(1, cfg_.ack_delay_ns / 2);
   if (!cfg_.reliable) cfg_.max_msg_size = std::min<uint64_t>(cfg_.max_msg_size, seg_bytes_);
   cfg_.max_msg_size = std::min<uint64_t>(cfg_.max_msg_size, 0xffffffffull);
@@ -129,7 +130,7 @@ void Engine::restart_protocol(Peer& p) noexcept {
   p.data_rx_ns = 0;
   p.ack_pending = 0;
   p.ack_msgs = 0;
-  p.ack_now = p.ack_idle = p.rx_this_round = false;
+  p.ack_now = p.ack_idle = p.ack_quick = p.rx_this_round = false;
   p.ack_waited = false;  // a new incarnation: nothing known of how it acknowledges
   p.bundle_done = 0;
   if (p.dack.valid) --dacks_pending_;  // an ACK of what we had with the old incarnation
@@ -308,6 +309,7 @@ void Engine::on_packet(PacketBuf& pkt, uint64_t rx_ns) noexcept {
       if (!p.ack_pending) note_ack_pending(p);
     } else {
       p.ack_idle = true;  // a sender waiting for its completions: once its burst is in
+      if (h.flags & wire::kAckQuick) p.ack_quick = true;  // (QUICK: at the end of this round)
     }
   }
   if (h.type == wire::Type::Ack) {
@@ -369,12 +371,12 @@ template <bool Plan>
       p.ack_now = true;  // window update: the sender may be waiting for credits
       if (!p.ack_pending) note_ack_pending(p);
     }
-    if (p.ack_pending && (p.ack_now || ack_due(p) ||
-                          now >= p.ack_deadline_ns || (p.ack_idle && !p.rx_this_round)))
+    if (p.ack_pending && (p.ack_now || ack_due(p) || now >= p.ack_deadline_ns ||
+                          (p.ack_idle && (p.ack_quick || !p.rx_this_round))))
       send_ack(p);
     // An ACK_REQ on a packet that was not taken (outside the window) leaves nothing to
     // answer: it must not make a later, unrelated packet's ACK leave at once.
-    if (!p.ack_pending) p.ack_idle = false;
+    if (!p.ack_pending) p.ack_idle = p.ack_quick = false;
     p.rx_this_round = false;
     if constexpr (Plan) {
       // When p has work next: at the next round (work_every_round), else when its first

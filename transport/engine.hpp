@@ -539,6 +539,9 @@ class Engine {
   // deferred ACK's messages plus the reply stay below it (a deferred ACK came on data, which
   // cleared ack_waited).
   uint32_t ack_req_msgs_ = 2;
+  // A request with fewer messages queued than this, 2 * ack_coalesce_msgs, and nothing left
+  // behind is QUICK (request_ack).
+  uint32_t ack_req_max_msgs_ = 32;
   // A standalone ACK sent this long (ns) or longer after the data it covers arrived held out
   // the peer's ACK delay (Peer::ack_waited): half our own ack_delay_ns, at least 1.
   uint64_t ack_waited_ns_ = 1;

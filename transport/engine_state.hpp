@@ -199,8 +199,12 @@ struct Engine::Peer {
   uint32_t ack_msgs = 0;              // messages they completed (whole ones, last segments)
   uint64_t ack_deadline_ns = 0;
   // The sender asked (ACK_REQ on data: it waits for its completions): the ACK goes at the first
-  // progress() round that brings no more data from it, not after ack_delay_ns.
+  // progress() round that brings no more data from it, not after ack_delay_ns; with ACK_QUICK
+  // (a sender with few messages in flight) at the end of the round that brought the request.
+  // Without QUICK, a window of 16 small sends waited, each window, for its receiver's
+  // application to re-post its receives and poll again (docs/performance.md item 77).
   bool ack_idle = false;
+  bool ack_quick = false;
   bool rx_this_round = false;         // data arrived from p since the last progress() round
   bool ack_now = false;
 
@@ -254,7 +258,7 @@ inline bool Engine::ack_due(const Peer& p) const noexcept {
     p.ack_pending = 0;
     p.ack_msgs = 0;
     p.ack_now = false;
-    p.ack_idle = false;
+    p.ack_idle = p.ack_quick = false;
   }
   return a;
 }

@@ -99,7 +99,9 @@ constexpr uint16_t kAckReq = 1u << 5;     // receiver should acknowledge at once
 constexpr uint16_t kRetransmit = 1u << 6; // this is a retransmission (statistics only)
 constexpr uint16_t kDeliveryReq = 1u << 7;// Data: answer (RmaResp, op_id = op_slot) once placed
 constexpr uint16_t kBundle = 1u << 8;     // Data: more whole messages follow message 0 (above)
-constexpr uint16_t kKnownFlags = 0x1ff;
+constexpr uint16_t kAckQuick = 1u << 9;   // Data with kAckReq: acknowledge at the end of the
+                                          // receive round that brought it (few in flight)
+constexpr uint16_t kKnownFlags = 0x3ff;
 // RmaExt::atomic_kind of an RmaResp that answers a kDeliveryReq message: op_id = the message's
 // op_slot, addr = its first PSN (the sender checks both).
 constexpr uint8_t kAnswerDelivery = 3;
@@ -433,10 +435,10 @@ inline DecodeError decode(const uint8_t* p, size_t len, Header& h) noexcept {
 // accepted after it. True if every header byte is prev's but the segment's own fields (flags,
 // payload_len, psn, offset, checksum) and the ACK it carries (ack_psn, credits, sack,
 // ack_delay_ns), the flags differ only as a later segment's may (no kFirst; kLast, kAckReq,
-// kRetransmit free), and the segment passes decode()'s checks: h is then what decode() would
-// give (those fields read, the rest as they were). Such a packet is a later segment of the same
-// message, or of another with the same type, length, tag and data: either way decode() would
-// read the same. False otherwise (h then unspecified): decode() decides. A comparison and nine
+// kAckQuick, kRetransmit free), and the segment passes decode()'s checks: h is then what
+// decode() would give (those fields read, the rest as they were). Such a packet is a later
+// segment of the same message, or of another with the same type, length, tag and data: either
+// way decode() would read the same. False otherwise (h then unspecified): decode() decides. A comparison and nine
 // fields where decode() reads twenty (a large message's segments, one after another).
 inline bool decode_continuation(const uint8_t* p, size_t len, const uint8_t* prev,
                                 Header& h) noexcept {
@@ -448,7 +450,7 @@ inline bool decode_continuation(const uint8_t* p, size_t len, const uint8_t* pre
       std::memcmp(p + 30, prev + 30, 2) != 0 || std::memcmp(p + 40, prev + 40, 4) != 0 ||
       std::memcmp(p + 48, prev + 48, 16) != 0)
     return false;
-  constexpr uint16_t kFree = kLast | kAckReq | kRetransmit;
+  constexpr uint16_t kFree = kLast | kAckReq | kAckQuick | kRetransmit;
   const uint16_t flags = load_be16(p + 4);
   if ((flags & ~kFree) != (h.flags & ~(kFree | kFirst))) return false;
   h.flags = flags;

@@ -367,13 +367,14 @@ TEST(Wire, AContinuationDecodesByComparisonAsDecodeDoesAndAnythingElseIsLeftToDe
     const Case cases[] = {
         {mid, 1400, 1400, true},                         // a middle segment
         {uint16_t(mid | kAckReq), 1400, 2800, true},     // the burst's last asks for an ACK
+        {uint16_t(mid | kAckReq | kAckQuick), 1400, 2800, true},  // QUICK
         {uint16_t(mid | kRetransmit), 1400, 1400, true}, // resent
         {uint16_t(mid | kLast), 800, 4200, true},        // the message's last
         {uint16_t(mid | kLast), 800, 4100, false},       // LAST not at the message's end
         {mid, 1400, 4200, false},                        // past the message's end
         {h0.flags, 1400, 0, false},                      // FIRST: not a continuation
         {uint16_t(mid | kBundle), 1400, 1400, false},    // a bundle
-        {uint16_t(mid | 0x200), 1400, 1400, false},      // an unknown flag
+        {uint16_t(mid | 0x400), 1400, 1400, false},      // an unknown flag
         {uint16_t(mid & ~kTagged), 1400, 1400, false},   // another message's flags
     };
     for (const Case& c : cases) {
