@@ -178,10 +178,11 @@ void Engine::flush_after_post_slow(uint32_t op_flags, bool idle) noexcept {
   // receiver's own ACKs (every ack_coalesce_msgs) would come less than twice a window, so it
   // answers at the end of the round that brought the request rather than at its first round
   // without more data, which comes only after its application re-posted and polled again
-  // (64-byte windows of 4 and 16 sends over memif: +30%, in-run pairs; docs/performance.md
-  // item 77). A larger window is paced by the receiver's own ACKs: its requests stay lazy,
-  // for its last packets (a window of 33 would otherwise wait out the ACK delay), and do not
-  // take an ACK each (a stream of 4 KiB sends, each a burst that asks: -3 to -7% with QUICK).
+  // (64-byte windows over memif, in-run pairs: +19% at 4 in flight, +14% at 16, +6% at 24;
+  // docs/performance.md item 77). A larger window is paced by the receiver's own ACKs, and its
+  // requests stay lazy: still made, so that its last packets do not wait out the ACK delay (a
+  // window of 33 did, unasked), and not each answered at once (a stream of 4 KiB sends asks
+  // with every post: -3 to -7% with QUICK).
   const uint16_t quick = !p.sq_next && p.queued_msgs < ack_req_max_msgs_ ? wire::kAckQuick : 0;
   util::store_be16(pkt.data + 4, util::load_be16(pkt.data + 4) | wire::kAckReq | quick);
 }

@@ -48,9 +48,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <optional>
-#include <cstring>
 #include <string>
 #include <vector>
 
