@@ -438,8 +438,9 @@ inline DecodeError decode(const uint8_t* p, size_t len, Header& h) noexcept {
 // kAckQuick, kRetransmit free), and the segment passes decode()'s checks: h is then what
 // decode() would give (those fields read, the rest as they were). Such a packet is a later
 // segment of the same message, or of another with the same type, length, tag and data: either
-// way decode() would read the same. False otherwise (h then unspecified): decode() decides. A comparison and nine
-// fields where decode() reads twenty (a large message's segments, one after another).
+// way decode() would read the same. False otherwise (h then unspecified): decode() decides. A
+// comparison and nine fields where decode() reads twenty (a large message's segments, one
+// after another).
 inline bool decode_continuation(const uint8_t* p, size_t len, const uint8_t* prev,
                                 Header& h) noexcept {
   using namespace pollfab::util;
