@@ -13,9 +13,11 @@ scripts/softroce-uml.sh ensure
 scripts/setup-hugepages.sh || true
 scripts/build.sh
 # Integration tests share the testbed's fixed namespaces: run them one at a time. Without test
-# names, suite 'long' is left out (scripts/acceptance.sh runs it; the CI budget).
+# names, suite 'long' is left out (scripts/acceptance.sh runs it; the CI budget), and so is
+# suite 'checked' (the transport's unit and property tests): scripts/debug-checks.sh below runs
+# the same tests with the same seed in a build whose data-path invariant checks trap.
 if [ $# -eq 0 ]; then
-  meson test -C build --print-errorlogs --num-processes 1 --no-suite long
+  meson test -C build --print-errorlogs --num-processes 1 --no-suite long --no-suite checked
 else
   meson test -C build --print-errorlogs --num-processes 1 "$@"
 fi
