@@ -32,7 +32,8 @@
 # pollfab's copy of ../shared/tools/softroce-uml.sh (the team's tool), so that a fresh
 # checkout has it. Changes: the work directory defaults to /var/cache/pollfab/softroce-uml,
 # outside any checkout, so the kernel is built once per machine and kept; `ensure` builds it
-# only when it is missing; one guest run at a time (a lock), since every run shares $OUT.
+# only when it is missing; one guest run at a time (a lock), since every run shares $OUT; the
+# kernel leaves out what the guest does not use (file systems on block devices, input).
 set -euo pipefail
 
 W=${W:-/var/cache/pollfab/softroce-uml}
@@ -91,6 +92,11 @@ cmd_setup() {
             -e VETH -e DUMMY -e MAGIC_SYSRQ -e CONFIGFS_FS -e UNIX98_PTYS -e DEVPTS_FS \
             -e SYSVIPC -e POSIX_MQUEUE -e FUTEX -e EPOLL -e EVENTFD -e SIGNALFD -e TIMERFD \
             -e INOTIFY_USER -e FHANDLE -e BINFMT_ELF -e BINFMT_SCRIPT -d MODULES
+        # Not used by the guest (initramfs, hostfs and tmpfs; no block devices, no UML network
+        # transports, no input devices): left out of the build (~15% of its objects).
+        "$S" --file "$BUILD/.config" \
+            -d EXT4_FS -d REISERFS_FS -d ISO9660_FS -d AUTOFS_FS -d QUOTA -d BLK_DEV_UBD \
+            -d BLK_DEV_LOOP -d BINFMT_MISC -d UML_NET -d TUN -d HID
     fi
     make -C "$SRC" ARCH=um O="$BUILD" olddefconfig >/dev/null
     grep -q '^CONFIG_RDMA_RXE=y' "$BUILD/.config" || { log "RDMA_RXE did not survive olddefconfig"; exit 1; }
