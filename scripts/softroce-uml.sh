@@ -33,7 +33,7 @@
 # checkout has it. Changes: the work directory defaults to /var/cache/pollfab/softroce-uml,
 # outside any checkout, so the kernel is built once per machine and kept; `ensure` builds it
 # only when it is missing; one guest run at a time (a lock), since every run shares $OUT; the
-# kernel leaves out what the guest does not use (file systems on block devices, input).
+# kernel leaves out what the guest does not use (file systems on block devices, HID).
 set -euo pipefail
 
 W=${W:-/var/cache/pollfab/softroce-uml}
@@ -93,7 +93,7 @@ cmd_setup() {
             -e SYSVIPC -e POSIX_MQUEUE -e FUTEX -e EPOLL -e EVENTFD -e SIGNALFD -e TIMERFD \
             -e INOTIFY_USER -e FHANDLE -e BINFMT_ELF -e BINFMT_SCRIPT -d MODULES
         # Not used by the guest (initramfs, hostfs and tmpfs; no block devices, no UML network
-        # transports, no input devices): left out of the build (~15% of its objects).
+        # transports, no HID devices): left out of the build (10% of its objects).
         "$S" --file "$BUILD/.config" \
             -d EXT4_FS -d REISERFS_FS -d ISO9660_FS -d AUTOFS_FS -d QUOTA -d BLK_DEV_UBD \
             -d BLK_DEV_LOOP -d BINFMT_MISC -d UML_NET -d TUN -d HID
