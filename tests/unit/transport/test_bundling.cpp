@@ -403,5 +403,48 @@ TEST_F(Bundling, OffItIsOneMessageAPacket) {
   ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == 5; }));
 }
 
+// A post joins the packet that the post before it built or joined (the open bundle) only as
+// any send may: not a send with FI_DELIVERY_COMPLETE (answered by the target), not a
+// zero-copy one (attached from the application's buffer), and none after either of them joins
+// theirs. One FI_MORE batch, so every packet waits in the queue until the last post.
+TEST(BundlingOpen, APostJoinsTheOpenBundleOnlyAsAnySendMay) {
+  ManualClock clock;
+  MemLinkConfig lc;
+  lc.zero_copy_min_bytes = 512;
+  MemLink link{lc, clock};
+  TxTap tap{link.a()};
+  RecordingSink sink_a, sink_b;
+  EngineConfig ca = Bundling::cfg(1), cb = Bundling::cfg(2);
+  Engine a(ca, tap, clock, sink_a), b(cb, link.b(), clock, sink_b);
+  const PeerId to_b = a.peer(PeerAddr{link.host(1), 2});
+  // 8 bytes each but the seventh, 600 bytes: under bundle_max_bytes, over zero_copy_min_bytes.
+  const std::vector<size_t> sizes{8, 8, 8, 8, 8, 8, 600, 8, 8};
+  const size_t dc = 3;  // the send with FI_DELIVERY_COMPLETE (the zero-copy one: the 600 bytes)
+  std::vector<std::vector<uint8_t>> out, in;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    out.emplace_back(sizes[i]);
+    fill_xorshift(out.back().data(), sizes[i], i + 1);
+    in.emplace_back(sizes[i]);
+    ASSERT_EQ(b.recv(make_recv(in.back().data(), sizes[i], in.back().data())), Status::Ok);
+  }
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    SendOp s = make_send(to_b, out[i].data(), sizes[i], out[i].data());
+    if (i == dc) s.flags |= kOpDeliveryComplete;
+    if (i + 1 < sizes.size()) s.flags |= kOpMore;
+    ASSERT_EQ(a.send(s), Status::Ok);
+  }
+  EXPECT_EQ(tap.msgs, (std::vector<uint32_t>{3, 1, 2, 1, 2}))
+      << "3 small; the FI_DELIVERY_COMPLETE one alone; 2 small; the zero-copy one alone; 2 small";
+  EXPECT_EQ(a.stats().bundled_msgs, 4u);
+  EXPECT_EQ(a.stats().zc_tx_pkts, 1u) << "the 600-byte send attached, not copied into a bundle";
+  ASSERT_TRUE(drive_until(link, clock, a, b, [&] {
+    return sink_b.comps.size() == sizes.size() && ok_completions(sink_a, kCompSend) == sizes.size();
+  }));
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    EXPECT_EQ(sink_b.comps[i].context, in[i].data()) << "in order: " << i;
+    EXPECT_EQ(in[i], out[i]) << "message " << i;
+  }
+}
+
 }  // namespace
 }  // namespace pollfab::transport::test
