@@ -8,19 +8,21 @@
 #     build-ab/<commit>/ and built there (the drop-in library and the rate tool only; kept for
 #     the next run)
 #   - after: this checkout, built by scripts/build.sh (its uncommitted changes included)
-# Each of --rounds rounds (default 8) runs both builds' rate pair back to back
+# Each of --rounds rounds (default 16, about a minute) runs both builds' rate pair back to back
 # (pollfab-bench-rate over net_memif, as bench-rate.sh runs it: the receiver on CPU 0, the sender
 # on CPU 1), the order alternating (ABBA), each run between two placement probes (xcore). Each
 # run is classed near or far by its probes (placement_class, scripts/lib/bench_env.sh); per class
 # the medians of both builds and their ratio (after / before: above 1 = the change is faster),
-# and the median of the rounds' own ratios where both runs of a round are of one class.
+# and the median of the rounds' own ratios where both runs of a round are of one class. One
+# build against itself read 0.966 in 4 rounds (its near runs span 6.2-9.1 M msg/s): a change of a
+# few percent needs 16-32 rounds.
 # Each side loads its own build's libfabric.so.1: `pollfab testbed exec` puts this checkout's
 # build first in LD_LIBRARY_PATH, ahead of a program's RUNPATH, so the runs set it again.
 # Run as root. Options: --before REV, --rounds N, --mode msg|tagged (default msg), --sizes LIST
 # (default 64), --messages N (default 2000000), --window W (default 64), --no-build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-before=HEAD~1; rounds=8; mode=msg; sizes=64; msgs=2000000; window=64; build=1
+before=HEAD~1; rounds=16; mode=msg; sizes=64; msgs=2000000; window=64; build=1
 need_arg() { [ -n "${2:-}" ] || { echo "bench-ab: $1 needs a value" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
   case $1 in

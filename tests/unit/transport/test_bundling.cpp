@@ -403,11 +403,11 @@ TEST_F(Bundling, OffItIsOneMessageAPacket) {
   ASSERT_TRUE(run_until([&] { return sink_b.comps.size() == 5; }));
 }
 
-// A post joins the packet that the post before it built or joined (the open bundle) only as
-// any send may: not a send with FI_DELIVERY_COMPLETE (answered by the target), not a
-// zero-copy one (attached from the application's buffer), and none after either of them joins
-// theirs. One FI_MORE batch, so every packet waits in the queue until the last post.
-TEST(BundlingOpen, APostJoinsTheOpenBundleOnlyAsAnySendMay) {
+// Only a plain copied send joins the bundle queued before it, and only such a packet takes
+// more: a send with FI_DELIVERY_COMPLETE (answered by the target) and a zero-copy one
+// (attached from the application's buffer) each go alone, and the send after either starts a
+// packet of its own. One FI_MORE batch, so every packet waits in the queue until the last post.
+TEST(BundlingRules, OnlyPlainCopiedSendsShareAPacket) {
   ManualClock clock;
   MemLinkConfig lc;
   lc.zero_copy_min_bytes = 512;
