@@ -58,28 +58,20 @@ if [ ! -x "$bdir/build/apps/pollfab-bench-rate" ] || [ ! -e "$bdir/build/abi/lib
     { cat "$log"; echo "bench-ab: building $before ($rev) failed" >&2; exit 1; }
 fi
 P=$PWD/build/apps/pollfab
-. scripts/lib/bench_env.sh  # $out, $bg, the cleanup trap, probe, placement_class
+. scripts/lib/bench_env.sh  # $out, $bg, the cleanup trap, probe, placement_class, pair
 declare -A lib=([before]="$bdir/build" [after]="$PWD/build")
 
 echo "pollfab bench-ab: $(date -u +%FT%TZ), $(nproc) cores; before $before ($(git log -1 --format='%h %s' "$rev" | cut -c1-60)); after this checkout ($(git log -1 --format=%h HEAD)$(git diff --quiet HEAD && echo '' || echo ', with uncommitted changes')); $mode, sizes $sizes, window $window, $msgs messages"
 "$P" testbed down >/dev/null 2>&1 || true
 "$P" testbed up --link memif >/dev/null
 A=$("$P" testbed addr a)
-run() {  # run SIDE ROUND: one pinned, probed rate pair of SIDE's build
+run() {  # run SIDE ROUND: one pinned, probed rate pair of SIDE's build (pair, bench_env.sh)
   local side=$1 r=$2 x0 x1 b=${lib[$1]}
   local -a env=(env "LD_LIBRARY_PATH=$b/abi")
   x0=$(probe)
-  timeout 120 "$P" testbed exec a -- taskset -c 0 "${env[@]}" "$b/apps/pollfab-bench-rate" -p dpdk \
-    -m "$mode" > "$out/$side.$r.s" 2>&1 &
-  bg=$!
-  sleep 0.7
-  if ! timeout 120 "$P" testbed exec b -- taskset -c 1 "${env[@]}" "$b/apps/pollfab-bench-rate" -p dpdk \
-       -m "$mode" -S "$sizes" -n "$msgs" -W "$window" "$A" > "$out/$side.$r" 2>&1; then
-    echo "bench-ab: $side round $r failed: $(tail -2 "$out/$side.$r" | tr '\n' ' ')" >&2
-    echo "n/a" > "$out/$side.$r"
-  fi
-  wait "$bg" 2>/dev/null || true
-  bg=""
+  pair "$side.$r" "$P" testbed exec a -- taskset -c 0 "${env[@]}" "$b/apps/pollfab-bench-rate" \
+    -p dpdk -m "$mode" :: "$P" testbed exec b -- taskset -c 1 "${env[@]}" \
+    "$b/apps/pollfab-bench-rate" -p dpdk -m "$mode" -S "$sizes" -n "$msgs" -W "$window" "$A"
   x1=$(probe)
   echo "$x0 $x1 $(placement_class "$x0" "$x1")" > "$out/$side.$r.x"
 }

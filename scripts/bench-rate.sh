@@ -38,26 +38,7 @@ P=$PWD/build/apps/pollfab
 RAW=$PWD/build/apps/pollfab-rawpp
 RATE=$PWD/build/apps/pollfab-bench-rate
 REF_LIB=/usr/lib/x86_64-linux-gnu  # Debian's libfabric.so.1 (the reference)
-. scripts/lib/bench_env.sh  # $out, $bg, the cleanup trap
-
-# pair NAME SERVER_CMD... :: CLIENT_CMD...: the server in the background, then the client (each
-# bounded); the client's output lands in $out/NAME ("n/a" if the pair failed).
-pair() {
-  local name=$1; shift
-  local -a srv=() cli=()
-  while [ "$1" != "::" ]; do srv+=("$1"); shift; done
-  shift
-  cli=("$@")
-  timeout 120 "${srv[@]}" > "$out/$name.s" 2>&1 &
-  bg=$!
-  sleep 0.7
-  if ! timeout 120 "${cli[@]}" > "$out/$name" 2>&1; then
-    echo "bench-rate: $name failed: $(tail -2 "$out/$name" | tr '\n' ' ')" >&2
-    echo "n/a" > "$out/$name"
-  fi
-  wait "$bg" 2>/dev/null || true
-  bg=""
-}
+. scripts/lib/bench_env.sh  # $out, $bg, the cleanup trap, pair
 
 echo "pollfab bench-rate: $(date -u +%FT%TZ), $(nproc) cores, FI_EP_RDM, window 64"
 "$P" testbed down >/dev/null 2>&1 || true

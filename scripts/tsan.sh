@@ -4,9 +4,9 @@
 # unit tests and of test_ofi_threads (the multi-threaded OFI API tests, which test_ofi_api also
 # holds), then both run under it: 4 threads per node on one FI_THREAD_SAFE endpoint under
 # faults with automatic progress, the threading levels, automatic progress's own tests, and
-# objects closed under a blocked waiter. Any ThreadSanitizer report fails the run (exit code 66). About 4
-# minutes on 2 cores from a fresh checkout, build included; the timing tests (OfiWaitCpu) are
-# left out: TSan slows everything 5-15x.
+# objects closed under a blocked waiter. Any ThreadSanitizer report fails the run (exit code
+# 66). About 4 minutes on 2 cores from a fresh checkout, build included; the timing tests
+# (OfiWaitCpu) are left out: TSan slows everything 5-15x.
 # Run as root (the OFI tests create a network namespace).
 set -euo pipefail
 cd "$(dirname "$0")/.."

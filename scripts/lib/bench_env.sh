@@ -1,5 +1,6 @@
 # Sourced by the benchmark scripts (bench-compare.sh, bench-rate.sh, bench-loss.sh,
-# bench-instructions.sh, bench-profile.sh) after they set $P (the pollfab command):
+# bench-instructions.sh, bench-profile.sh, bench-turnaround.sh, bench-ab.sh) after they set $P
+# (the pollfab command):
 # $out (a temporary directory for the logs), $bg (the pid of a background
 # server, which the cleanup kills) and an EXIT trap that also takes the testbed down and removes
 # $out (KEEP_LOGS=1 keeps it).
@@ -29,4 +30,23 @@ placement_class() {
   if [ "$near" = 1 ] && [ "$far" = 0 ]; then echo near
   elif [ "$far" = 1 ] && [ "$near" = 0 ]; then echo far
   else echo mixed; fi
+}
+# pair NAME SERVER_CMD... :: CLIENT_CMD...: the server in the background, then the client (each
+# bounded to 120 s); the client's output lands in $out/NAME, the server's in $out/NAME.s ("n/a"
+# in $out/NAME and a line on stderr, named for the calling script, if the pair failed).
+pair() {
+  local name=$1; shift
+  local -a srv=() cli=()
+  while [ "$1" != "::" ]; do srv+=("$1"); shift; done
+  shift
+  cli=("$@")
+  timeout 120 "${srv[@]}" > "$out/$name.s" 2>&1 &
+  bg=$!
+  sleep 0.7
+  if ! timeout 120 "${cli[@]}" > "$out/$name" 2>&1; then
+    echo "$(basename "$0" .sh): $name failed: $(tail -2 "$out/$name" | tr '\n' ' ')" >&2
+    echo "n/a" > "$out/$name"
+  fi
+  wait "$bg" 2>/dev/null || true
+  bg=""
 }
